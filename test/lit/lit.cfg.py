@@ -1,0 +1,30 @@
+# The golden suite: every .test file drives the real nkicc binary (one behaviour per file).
+import os
+import lit.formats
+
+config.name = "nkicc"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(os.path.dirname(config.nkicc_bin_dir), "test", "lit-out")
+config.excludes = ["Inputs"]
+
+# Tests see the build's binary and LLVM's FileCheck/not/split-file first on PATH.
+path = os.pathsep.join([config.nkicc_bin_dir, config.llvm_bin_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
+config.environment["PATH"] = path
+# Diagnostics and logs must not depend on the machine running the suite.
+for var in ("NKICC_LOG_LEVEL", "NO_COLOR", "NEURON_PLATFORM_TARGET_OVERRIDE", "NKICC_DMI_PRODUCT_NAME"):
+    config.environment.pop(var, None)
+# No test may read the machine's real DMI name: point it at a file that does not exist.
+config.environment["NKICC_DMI_PRODUCT_NAME"] = "/nonexistent/nkicc-test/product_name"
+config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
+
+config.substitutions.append(("%nkicc", os.path.join(config.nkicc_bin_dir, "nkicc")))
+config.substitutions.append(("%share", config.nkicc_share_dir))
+config.substitutions.append(("%scripts", config.nkicc_scripts_dir))
+config.substitutions.append(("%python", config.python))
+
+if os.path.exists(config.python):
+    config.available_features.add("python3")
+if config.nkicc_sanitize:
+    config.available_features.add("sanitize")
