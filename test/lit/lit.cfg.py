@@ -19,6 +19,7 @@ for var in ("NKICC_LOG_LEVEL", "NO_COLOR", "NEURON_PLATFORM_TARGET_OVERRIDE", "N
 config.environment["NKICC_DMI_PRODUCT_NAME"] = "/nonexistent/nkicc-test/product_name"
 config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
 
+config.substitutions.append(("%expect-exit", "bash " + os.path.join(config.test_source_root, "expect-exit.sh")))
 config.substitutions.append(("%nkicc", os.path.join(config.nkicc_bin_dir, "nkicc")))
 config.substitutions.append(("%share", config.nkicc_share_dir))
 config.substitutions.append(("%scripts", config.nkicc_scripts_dir))

@@ -1,0 +1,38 @@
+// The nkicc pipeline, stage by stage (SPEC §1). The tool layer turns the command line into a
+// DriverOptions; everything after that lives here and reports through the DiagnosticEngine.
+#pragma once
+
+#include "nkicc/support/diagnostics.h"
+#include "nkicc/target/target.h"
+
+#include <optional>
+#include <string>
+
+namespace nkicc {
+
+/// Where `trace` stops, in pipeline order (Toy's "emit X": stop after stage X). Only the stages
+/// nkicc implements exist here.
+enum class EmitKind {
+  Manifest, ///< the loaded description as canonical JSON
+};
+
+struct DriverOptions {
+  std::string input = "-"; ///< a description file, or "-" for standard input
+  EmitKind emit = EmitKind::Manifest;
+  TargetInputs target;
+};
+
+/// The result of a run: the bytes for stdout or `-o`, and whether they are binary.
+struct DriverOutput {
+  std::string bytes;
+  bool binary = false;
+};
+
+/// `nkicc trace`: runs the pipeline up to `options.emit`.
+std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags);
+
+/// `nkicc key`: per call, the cache key components and SHA-256 key (internal calls) or the
+/// specialization key as far as it is known before tracing (external calls).
+std::optional<DriverOutput> run_key(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags);
+
+} // namespace nkicc

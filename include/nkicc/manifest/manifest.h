@@ -1,0 +1,107 @@
+// The kernel description file (SPEC §2) as plain structs, and its loader.
+#pragma once
+
+#include "nkicc/manifest/json_document.h"
+#include "nkicc/support/dtype.h"
+#include "nkicc/support/py_constant.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace nkicc {
+
+inline constexpr std::int64_t kManifestVersion = 1;
+
+struct TensorSpec {
+  std::vector<std::int64_t> shape;
+  /// The view the kernel sees (SPEC §7): `access_shape` when given, else `shape`.
+  std::vector<std::int64_t> access_shape;
+  bool has_access_shape = false;
+  DType dtype = DType::Float32;
+  std::string name; ///< optional parameter name for HLO; empty when not given
+  SourceLoc loc;
+};
+
+/// A call argument: a tensor, or a Python constant.
+struct Argument {
+  std::variant<TensorSpec, PyConstant> value;
+  SourceLoc loc;
+
+  bool is_tensor() const { return std::holds_alternative<TensorSpec>(value); }
+  const TensorSpec &tensor() const { return std::get<TensorSpec>(value); }
+  const PyConstant &constant() const { return std::get<PyConstant>(value); }
+};
+
+/// A call of a kernel defined in `sources` (what `@nki.jit` would call).
+struct ExternalCall {
+  std::string kernel;
+  SourceLoc kernel_loc;
+  std::vector<Argument> args;
+  std::vector<std::pair<std::string, Argument>> kwargs;
+  std::vector<std::int64_t> grid; ///< empty: no SPMD grid
+  SourceLoc grid_loc;
+  std::int64_t nc = 1;            ///< physical cores the first grid dimension spans
+  SourceLoc nc_loc;
+  std::vector<std::pair<std::string, PyConstant>> opts; ///< scalars, in document order
+};
+
+/// An InternalNkiKernel op resolved through the internal-kernel registry (SPEC §7).
+struct InternalCall {
+  std::string internal; ///< func_name in the registry
+  SourceLoc internal_loc;
+  std::string kernel_name; ///< defaults to `internal`
+  std::string op;          ///< the macro op type; "ResizeNearest" adds out_shape to the key
+  std::vector<TensorSpec> operands;
+  std::vector<TensorSpec> results;
+  PyConstant attrs = PyConstant::make_dict({}); ///< a Dict in document order
+};
+
+struct Call {
+  std::size_t index = 0;
+  SourceLoc loc;
+  std::variant<ExternalCall, InternalCall> body;
+
+  bool is_external() const { return std::holds_alternative<ExternalCall>(body); }
+  const ExternalCall &external() const { return std::get<ExternalCall>(body); }
+  const InternalCall &internal() const { return std::get<InternalCall>(body); }
+};
+
+struct KernelSource {
+  std::string name;  ///< the path as written, or the inline source's `name`
+  std::string path;  ///< empty for inline code
+  std::string resolved_path; ///< the path nkicc opened (relative to the description's folder)
+  FileId file = kNoFile;
+  SourceLoc loc;
+};
+
+struct Manifest {
+  FileId file = kNoFile;
+  std::string name;
+  std::optional<std::string> target; ///< as written, validated
+  SourceLoc target_loc;
+  std::vector<KernelSource> sources;
+  std::vector<Call> calls;
+};
+
+struct ManifestLoadOptions {
+  /// The folder `sources[].path` is relative to: the description file's folder ("" for stdin: the
+  /// current folder).
+  std::string base_dir;
+  /// The module name when the file has no `name`: the description file's stem.
+  std::string default_name;
+};
+
+/// Parses and checks a description file already registered with `sources`; reads the kernel
+/// sources it names into `sources` too. Reports every error it finds; empty when any was found.
+std::optional<Manifest> load_manifest(SourceManager &sources, FileId file, const ManifestLoadOptions &options,
+                                      DiagnosticEngine &diags);
+
+/// The loaded description as canonical JSON (the `--emit=manifest` stage): fixed key order,
+/// defaults filled in, two-space indentation, a final newline.
+std::string manifest_to_json(const Manifest &manifest, const SourceManager &sources);
+
+} // namespace nkicc

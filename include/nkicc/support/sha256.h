@@ -1,0 +1,11 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace nkicc {
+
+/// The SHA-256 of `data` as 64 lowercase hex digits (OpenSSL EVP), as Python's hexdigest().
+std::string sha256_hex(std::string_view data);
+
+} // namespace nkicc

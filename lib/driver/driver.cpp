@@ -1,0 +1,135 @@
+#include "nkicc/driver/driver.h"
+
+#include "nkicc/cache/cache_key.h"
+#include "nkicc/cache/py_repr.h"
+#include "nkicc/manifest/manifest.h"
+#include "nkicc/support/file_io.h"
+
+#include <fmt/format.h>
+
+namespace nkicc {
+
+namespace {
+
+/// Reads the description file and checks it (SPEC §2).
+std::optional<Manifest> load(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags) {
+  std::string why;
+  auto text = read_file(options.input, why);
+  if (!text) {
+    diags.io_error(options.input == "-" ? "<stdin>" : options.input, "cannot read kernel description: " + why);
+    return std::nullopt;
+  }
+  bool from_stdin = options.input == "-";
+  FileId file = sources.add_buffer(from_stdin ? "<stdin>" : options.input, std::move(*text));
+  ManifestLoadOptions load_options;
+  load_options.base_dir = from_stdin ? "" : parent_dir(options.input);
+  load_options.default_name = from_stdin ? "stdin" : file_stem(options.input);
+  return load_manifest(sources, file, load_options, diags);
+}
+
+/// Resolves the target from the flag, the file, the environment and DMI (SPEC §5).
+std::optional<ResolvedTarget> target_for(const DriverOptions &options, const Manifest &manifest,
+                                         DiagnosticEngine &diags) {
+  TargetInputs inputs = options.target;
+  inputs.file_value = manifest.target;
+  inputs.file_loc = manifest.target_loc;
+  return resolve_target(inputs, diags);
+}
+
+PyConstant shape_tuple(const std::vector<std::int64_t> &dims) {
+  std::vector<PyConstant> items;
+  for (std::int64_t d : dims)
+    items.push_back(PyConstant::integer(d));
+  return PyConstant::tuple(std::move(items));
+}
+
+/// Seed 001 `_return_shape_dtype_or_hashable`: a tensor keys by (shape, dtype), a constant by
+/// its value, and anything unhashable is NKI's error.
+std::optional<PyConstant> arg_key(const Argument &arg, std::string_view name, DiagnosticEngine &diags) {
+  if (arg.is_tensor()) {
+    const TensorSpec &t = arg.tensor();
+    return PyConstant::tuple({shape_tuple(t.shape), PyConstant::str(std::string(dtype_name(t.dtype)))});
+  }
+  const PyConstant &c = arg.constant();
+  if (!c.hashable()) {
+    diags.error(arg.loc, fmt::format("'{}' to be hashable, but got type {}", name, c.type_name()),
+                "err_nki_param_not_hashable");
+    return std::nullopt;
+  }
+  return c;
+}
+
+/// The specialization key `(per-arg key, grid, opts, platform_target_is_fallback)` of an external
+/// call before its arguments are bound to the kernel's signature: positional arguments first,
+/// then keyword arguments in document order.
+std::optional<PyConstant> specialization_key(const ExternalCall &call, bool is_fallback, DiagnosticEngine &diags) {
+  std::vector<PyConstant> per_arg;
+  bool ok = true;
+  for (std::size_t i = 0; i < call.args.size(); ++i) {
+    auto k = arg_key(call.args[i], fmt::format("args[{}]", i), diags);
+    ok = ok && k.has_value();
+    if (k)
+      per_arg.push_back(std::move(*k));
+  }
+  for (const auto &[name, arg] : call.kwargs) {
+    auto k = arg_key(arg, name, diags);
+    ok = ok && k.has_value();
+    if (k)
+      per_arg.push_back(PyConstant::tuple({PyConstant::str(name), std::move(*k)}));
+  }
+  if (!ok)
+    return std::nullopt;
+  std::vector<PyConstant> opts;
+  for (const auto &[name, value] : call.opts)
+    opts.push_back(PyConstant::tuple({PyConstant::str(name), value}));
+  return PyConstant::tuple({PyConstant::tuple(std::move(per_arg)), shape_tuple(call.grid),
+                            PyConstant::tuple(std::move(opts)), PyConstant::boolean(is_fallback)});
+}
+
+} // namespace
+
+std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags) {
+  auto manifest = load(options, sources, diags);
+  if (!manifest)
+    return std::nullopt;
+  auto target = target_for(options, *manifest, diags);
+  if (!target)
+    return std::nullopt;
+  switch (options.emit) {
+  case EmitKind::Manifest:
+    return DriverOutput{manifest_to_json(*manifest, sources), false};
+  }
+  diags.internal_error("unhandled --emit stage");
+  return std::nullopt;
+}
+
+std::optional<DriverOutput> run_key(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags) {
+  auto manifest = load(options, sources, diags);
+  if (!manifest)
+    return std::nullopt;
+  auto target = target_for(options, *manifest, diags);
+  if (!target)
+    return std::nullopt;
+  std::string out;
+  for (const Call &call : manifest->calls) {
+    if (!out.empty())
+      out += '\n';
+    if (call.is_external()) {
+      const ExternalCall &e = call.external();
+      auto key = specialization_key(e, target->is_fallback, diags);
+      if (!key)
+        continue;
+      out += fmt::format("call {}: kernel {}\n  specialization key: {}\n", call.index, e.kernel, py_repr(*key));
+    } else {
+      const InternalCall &c = call.internal();
+      std::string text = key_components_string(internal_key_components(c, *target->info));
+      out += fmt::format("call {}: internal {}\n  components: {}\n  key: {}\n", call.index, c.internal, text,
+                         cache_key_of(text));
+    }
+  }
+  if (diags.has_errors())
+    return std::nullopt;
+  return DriverOutput{std::move(out), false};
+}
+
+} // namespace nkicc

@@ -1,0 +1,256 @@
+#include "nkicc/manifest/json_document.h"
+
+#include <fmt/format.h>
+#include <rapidjson/error/en.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
+
+#include <set>
+
+namespace nkicc {
+
+const JsonValue *JsonValue::find(std::string_view key) const {
+  for (const auto &[k, v] : members)
+    if (k.text == key)
+      return &v;
+  return nullptr;
+}
+
+bool JsonValue::is_integer_literal() const {
+  return kind == Kind::Number && text.find_first_of(".eE") == std::string::npos;
+}
+
+const char *json_kind_name(JsonValue::Kind kind) {
+  switch (kind) {
+  case JsonValue::Kind::Null:
+    return "null";
+  case JsonValue::Kind::Bool:
+    return "a boolean";
+  case JsonValue::Kind::Number:
+    return "a number";
+  case JsonValue::Kind::String:
+    return "a string";
+  case JsonValue::Kind::Array:
+    return "an array";
+  case JsonValue::Kind::Object:
+    return "an object";
+  }
+  return "a value";
+}
+
+namespace {
+
+// The first lone surrogate (U+D800..U+DFFF, written as a \u escape and encoded by RapidJSON as
+// CESU-style bytes ED A0..BF xx) in a decoded string, or 0. Python would accept it, then fail
+// to encode the cache key, so nkicc rejects it up front.
+unsigned lone_surrogate(std::string_view s) {
+  for (std::size_t i = 0; i + 2 < s.size(); ++i) {
+    auto b0 = static_cast<unsigned char>(s[i]);
+    auto b1 = static_cast<unsigned char>(s[i + 1]);
+    if (b0 == 0xED && b1 >= 0xA0)
+      return 0xD000u | ((b1 & 0x3Fu) << 6) | (static_cast<unsigned char>(s[i + 2]) & 0x3Fu);
+  }
+  return 0;
+}
+
+struct Frame {
+  JsonValue value;
+  std::optional<JsonValue> pending_key;
+  std::set<std::string, std::less<>> keys;
+};
+
+class Builder {
+public:
+  Builder(std::string_view text, FileId file, DiagnosticEngine &diags, const JsonParseOptions &options,
+          const rapidjson::MemoryStream &stream)
+      : text_(text), file_(file), diags_(diags), options_(options), stream_(stream) {}
+
+  bool Null() { return scalar(JsonValue::Kind::Null, {}, false); }
+  bool Bool(bool b) { return scalar(JsonValue::Kind::Bool, {}, b); }
+  bool RawNumber(const char *s, rapidjson::SizeType n, bool) {
+    return scalar(JsonValue::Kind::Number, std::string(s, n), false);
+  }
+  bool String(const char *s, rapidjson::SizeType n, bool) {
+    return scalar(JsonValue::Kind::String, std::string(s, n), false);
+  }
+  // Unused with kParseNumbersAsStringsFlag, but the SAX interface requires them.
+  bool Int(int) { return false; }
+  bool Uint(unsigned) { return false; }
+  bool Int64(std::int64_t) { return false; }
+  bool Uint64(std::uint64_t) { return false; }
+  bool Double(double) { return false; }
+
+  bool Key(const char *s, rapidjson::SizeType n, bool) {
+    JsonValue key;
+    key.kind = JsonValue::Kind::String;
+    key.text.assign(s, n);
+    key.loc = start_loc();
+    if (!check_string(key))
+      return false;
+    Frame &frame = stack_.back();
+    if (!frame.keys.insert(key.text).second) {
+      diags_.error(key.loc, fmt::format("duplicate key '{}' in object", key.text), "manifest-json");
+      return false;
+    }
+    frame.pending_key = std::move(key);
+    mark();
+    return true;
+  }
+
+  bool StartObject() { return start(JsonValue::Kind::Object); }
+  bool StartArray() { return start(JsonValue::Kind::Array); }
+  bool EndObject(rapidjson::SizeType) { return end(); }
+  bool EndArray(rapidjson::SizeType) { return end(); }
+
+  std::optional<JsonValue> take_root() { return std::move(root_); }
+
+private:
+  SourceLoc start_loc() const {
+    // The value starts at the first byte after the previous token that is not white space or
+    // a separator: RapidJSON reports events after the token, so nkicc scans forward from the
+    // end of the previous one.
+    std::size_t i = last_end_;
+    while (i < text_.size()) {
+      char c = text_[i];
+      if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == ':')
+        ++i;
+      else
+        break;
+    }
+    return {file_, static_cast<std::uint32_t>(i)};
+  }
+  void mark() { last_end_ = stream_.Tell(); }
+
+  bool check_string(const JsonValue &v) {
+    if (unsigned cp = lone_surrogate(v.text)) {
+      diags_.error(v.loc, fmt::format("string contains a lone surrogate \\u{:04x}, which is not valid Unicode text", cp),
+                   "manifest-json");
+      return false;
+    }
+    return true;
+  }
+
+  bool scalar(JsonValue::Kind kind, std::string text, bool b) {
+    JsonValue v;
+    v.kind = kind;
+    v.text = std::move(text);
+    v.boolean = b;
+    v.loc = start_loc();
+    if (kind == JsonValue::Kind::String && !check_string(v))
+      return false;
+    mark();
+    return attach(std::move(v));
+  }
+
+  bool start(JsonValue::Kind kind) {
+    SourceLoc loc = start_loc();
+    if (stack_.size() >= options_.max_depth) {
+      diags_.error(loc, fmt::format("JSON nesting is deeper than {} levels", options_.max_depth), "manifest-json");
+      return false;
+    }
+    Frame f;
+    f.value.kind = kind;
+    f.value.loc = loc;
+    stack_.push_back(std::move(f));
+    mark();
+    return true;
+  }
+
+  bool end() {
+    JsonValue v = std::move(stack_.back().value);
+    stack_.pop_back();
+    mark();
+    return attach(std::move(v));
+  }
+
+  bool attach(JsonValue v) {
+    if (stack_.empty()) {
+      root_ = std::move(v);
+      return true;
+    }
+    Frame &parent = stack_.back();
+    if (parent.value.kind == JsonValue::Kind::Array) {
+      parent.value.items.push_back(std::move(v));
+    } else {
+      parent.value.members.emplace_back(std::move(*parent.pending_key), std::move(v));
+      parent.pending_key.reset();
+    }
+    return true;
+  }
+
+  std::string_view text_;
+  FileId file_;
+  DiagnosticEngine &diags_;
+  const JsonParseOptions &options_;
+  const rapidjson::MemoryStream &stream_;
+  std::vector<Frame> stack_;
+  std::optional<JsonValue> root_;
+  std::size_t last_end_ = 0;
+};
+
+std::string syntax_message(rapidjson::ParseErrorCode code) {
+  using namespace rapidjson;
+  switch (code) {
+  case kParseErrorDocumentEmpty:
+    return "expected a JSON value, found the end of the file";
+  case kParseErrorDocumentRootNotSingular:
+    return "unexpected text after the JSON value";
+  case kParseErrorValueInvalid:
+    return "invalid JSON value";
+  case kParseErrorObjectMissName:
+    return "expected a string key in object";
+  case kParseErrorObjectMissColon:
+    return "expected ':' after object key";
+  case kParseErrorObjectMissCommaOrCurlyBracket:
+    return "expected ',' or '}' in object";
+  case kParseErrorArrayMissCommaOrSquareBracket:
+    return "expected ',' or ']' in array";
+  case kParseErrorStringUnicodeEscapeInvalidHex:
+    return "invalid \\u escape in string";
+  case kParseErrorStringUnicodeSurrogateInvalid:
+    return "invalid UTF-16 surrogate pair in string";
+  case kParseErrorStringEscapeInvalid:
+    return "invalid escape sequence in string";
+  case kParseErrorStringMissQuotationMark:
+    return "unterminated string";
+  case kParseErrorStringInvalidEncoding:
+    return "invalid UTF-8 or control character in string";
+  case kParseErrorNumberTooBig:
+  case kParseErrorNumberMissFraction:
+  case kParseErrorNumberMissExponent:
+    return "invalid number";
+  default:
+    return fmt::format("invalid JSON: {}", GetParseError_En(code));
+  }
+}
+
+} // namespace
+
+std::optional<JsonValue> parse_json(const SourceManager &sources, FileId file, DiagnosticEngine &diags,
+                                    const JsonParseOptions &options) {
+  std::string_view text = sources.contents(file);
+  rapidjson::MemoryStream stream(text.data(), text.size());
+  Builder builder(text, file, diags, options, stream);
+  rapidjson::Reader reader;
+  constexpr unsigned flags = rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag |
+                             rapidjson::kParseNumbersAsStringsFlag;
+  std::size_t errors_before = diags.error_count();
+  rapidjson::ParseResult result = reader.Parse<flags>(stream, builder);
+  if (!result) {
+    // A handler abort has reported its own, better-located error already.
+    if (diags.error_count() == errors_before)
+      diags.error({file, static_cast<std::uint32_t>(result.Offset())}, syntax_message(result.Code()), "manifest-json");
+    return std::nullopt;
+  }
+  // RapidJSON stops at a NUL byte as if the text ended there; nothing may follow the value.
+  std::size_t rest = stream.Tell();
+  while (rest < text.size() && (text[rest] == ' ' || text[rest] == '\t' || text[rest] == '\n' || text[rest] == '\r'))
+    ++rest;
+  if (rest < text.size()) {
+    diags.error({file, static_cast<std::uint32_t>(rest)}, "unexpected text after the JSON value", "manifest-json");
+    return std::nullopt;
+  }
+  return builder.take_root();
+}
+
+} // namespace nkicc

@@ -1,0 +1,642 @@
+#include "nkicc/manifest/manifest.h"
+
+#include "nkicc/support/file_io.h"
+#include "nkicc/target/target.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <set>
+
+namespace nkicc {
+
+namespace {
+
+constexpr const char *kId = "manifest";
+
+using Kind = JsonValue::Kind;
+
+/// RFC 6901: `~` and `/` in a key are escaped.
+std::string pointer_append(std::string_view base, std::string_view key) {
+  std::string out(base);
+  out += '/';
+  for (char c : key) {
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
+  }
+  return out;
+}
+std::string pointer_append(std::string_view base, std::size_t index) { return fmt::format("{}/{}", base, index); }
+
+std::string quote_list(const std::vector<std::string> &names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i)
+      out += ", ";
+    out += "'" + names[i] + "'";
+  }
+  return out;
+}
+
+// Error text shows user strings; a huge or binary one is cut so that a message stays one line.
+std::string shown(std::string_view s) {
+  std::string out;
+  for (char c : s.substr(0, 64))
+    out += (static_cast<unsigned char>(c) < 0x20) ? '?' : c;
+  if (s.size() > 64)
+    out += "...";
+  return out;
+}
+
+class Checker {
+public:
+  Checker(SourceManager &sources, DiagnosticEngine &diags, const ManifestLoadOptions &options)
+      : sources_(sources), diags_(diags), options_(options) {}
+
+  std::optional<Manifest> check(const JsonValue &root, FileId file) {
+    Manifest m;
+    m.file = file;
+    if (root.kind != Kind::Object) {
+      error(root, "", fmt::format("a kernel description must be a JSON object, not {}", json_kind_name(root.kind)));
+      return std::nullopt;
+    }
+    check_fields(root, "", {"nkicc", "name", "target", "sources", "calls"});
+
+    if (const JsonValue *v = root.find("nkicc")) {
+      if (auto version = integer(*v, "/nkicc")) {
+        if (*version != kManifestVersion)
+          error(*v, "/nkicc",
+                fmt::format("unsupported format version {}; this nkicc reads version {}", *version, kManifestVersion));
+      }
+    } else {
+      error(root, "", "missing required field 'nkicc' (the format version, 1)");
+    }
+
+    m.name = options_.default_name;
+    if (const JsonValue *v = root.find("name")) {
+      if (auto s = string(*v, "/name")) {
+        if (s->empty())
+          error(*v, "/name", "the module name must not be empty");
+        m.name = *s;
+      }
+    }
+
+    if (const JsonValue *v = root.find("target")) {
+      if (auto s = string(*v, "/target")) {
+        if (find_target(*s)) {
+          m.target = *s;
+          m.target_loc = v->loc;
+        } else {
+          error(*v, "/target", with_suggestion(fmt::format("unknown target '{}'", shown(*s)), *s, target_names()) +
+                                   fmt::format(" (expected one of {})", quote_list(target_names())));
+        }
+      }
+    }
+
+    if (const JsonValue *v = root.find("sources")) {
+      if (expect(*v, Kind::Array, "/sources", "an array of sources"))
+        for (std::size_t i = 0; i < v->items.size(); ++i)
+          if (auto src = source(v->items[i], pointer_append("/sources", i)))
+            m.sources.push_back(std::move(*src));
+    }
+
+    if (const JsonValue *v = root.find("calls")) {
+      if (expect(*v, Kind::Array, "/calls", "an array of calls"))
+        for (std::size_t i = 0; i < v->items.size(); ++i)
+          if (auto c = call(v->items[i], pointer_append("/calls", i), i))
+            m.calls.push_back(std::move(*c));
+    } else {
+      error(root, "", "missing required field 'calls' (the list of kernel calls, may be empty)");
+    }
+
+    if (failed_)
+      return std::nullopt;
+    return m;
+  }
+
+private:
+  Diagnostic &error(const JsonValue &v, std::string_view ptr, std::string message) {
+    failed_ = true;
+    std::string text = ptr.empty() ? std::move(message) : fmt::format("{}: {}", ptr, message);
+    return diags_.error(v.loc, std::move(text), kId);
+  }
+
+  static std::string with_suggestion(std::string message, std::string_view word,
+                                     const std::vector<std::string> &candidates) {
+    std::string best = closest_match(word, candidates);
+    if (!best.empty())
+      message += fmt::format("; did you mean '{}'?", best);
+    return message;
+  }
+
+  bool expect(const JsonValue &v, Kind kind, std::string_view ptr, std::string_view what) {
+    if (v.kind == kind)
+      return true;
+    error(v, ptr, fmt::format("expected {}, found {}", what, json_kind_name(v.kind)));
+    return false;
+  }
+
+  void check_fields(const JsonValue &obj, std::string_view ptr, const std::vector<std::string> &accepted) {
+    for (const auto &[key, value] : obj.members) {
+      bool known = false;
+      for (const std::string &a : accepted)
+        known = known || a == key.text;
+      if (known)
+        continue;
+      std::string msg = with_suggestion(fmt::format("unknown field '{}'", shown(key.text)), key.text, accepted);
+      error(key, ptr, msg + fmt::format(" (accepted: {})", quote_list(accepted)));
+    }
+  }
+
+  std::optional<std::string> string(const JsonValue &v, std::string_view ptr) {
+    if (!expect(v, Kind::String, ptr, "a string"))
+      return std::nullopt;
+    return v.text;
+  }
+
+  std::optional<std::int64_t> integer(const JsonValue &v, std::string_view ptr) {
+    if (v.kind != Kind::Number || !v.is_integer_literal()) {
+      error(v, ptr, fmt::format("expected an integer, found {}", v.kind == Kind::Number ? "a fractional number"
+                                                                                         : json_kind_name(v.kind)));
+      return std::nullopt;
+    }
+    std::int64_t out = 0;
+    auto [end, ec] = std::from_chars(v.text.data(), v.text.data() + v.text.size(), out);
+    if (ec != std::errc() || end != v.text.data() + v.text.size()) {
+      error(v, ptr, fmt::format("integer {} does not fit in 64 bits", shown(v.text)));
+      return std::nullopt;
+    }
+    return out;
+  }
+
+  std::optional<std::int64_t> positive(const JsonValue &v, std::string_view ptr, std::string_view what) {
+    auto i = integer(v, ptr);
+    if (i && *i <= 0) {
+      error(v, ptr, fmt::format("{} must be positive, found {}", what, *i));
+      return std::nullopt;
+    }
+    return i;
+  }
+
+  std::optional<std::vector<std::int64_t>> dims(const JsonValue &v, std::string_view ptr, std::string_view what) {
+    if (!expect(v, Kind::Array, ptr, fmt::format("{} (an array of positive integers)", what)))
+      return std::nullopt;
+    if (v.items.empty()) {
+      error(v, ptr, fmt::format("{} must have at least one dimension", what));
+      return std::nullopt;
+    }
+    std::vector<std::int64_t> out;
+    bool ok = true;
+    for (std::size_t i = 0; i < v.items.size(); ++i) {
+      auto d = positive(v.items[i], pointer_append(ptr, i), "a dimension");
+      ok = ok && d.has_value();
+      if (d)
+        out.push_back(*d);
+    }
+    if (!ok)
+      return std::nullopt;
+    return out;
+  }
+
+  std::optional<TensorSpec> tensor(const JsonValue &v, std::string_view ptr, bool allow_access_shape) {
+    TensorSpec t;
+    t.loc = v.loc;
+    std::vector<std::string> accepted = {"shape", "dtype", "name"};
+    if (allow_access_shape)
+      accepted.push_back("access_shape");
+    check_fields(v, ptr, accepted);
+    bool ok = true;
+    if (const JsonValue *s = v.find("shape")) {
+      auto d = dims(*s, pointer_append(ptr, "shape"), "a shape");
+      ok = ok && d.has_value();
+      if (d)
+        t.shape = std::move(*d);
+    } else {
+      error(v, ptr, "a tensor needs a 'shape'");
+      ok = false;
+    }
+    if (const JsonValue *d = v.find("dtype")) {
+      std::string p = pointer_append(ptr, "dtype");
+      if (auto s = string(*d, p)) {
+        if (auto dt = parse_dtype(*s)) {
+          t.dtype = *dt;
+        } else {
+          error(*d, p, with_suggestion(fmt::format("unknown dtype '{}'", shown(*s)), *s, dtype_names()));
+          ok = false;
+        }
+      } else {
+        ok = false;
+      }
+    } else {
+      error(v, ptr, "a tensor needs a 'dtype'");
+      ok = false;
+    }
+    if (const JsonValue *n = v.find("name")) {
+      std::string p = pointer_append(ptr, "name");
+      if (auto s = string(*n, p)) {
+        if (s->empty())
+          error(*n, p, "a tensor name must not be empty");
+        t.name = *s;
+      }
+    }
+    if (const JsonValue *a = allow_access_shape ? v.find("access_shape") : nullptr) {
+      auto d = dims(*a, pointer_append(ptr, "access_shape"), "an access shape");
+      ok = ok && d.has_value();
+      if (d) {
+        t.access_shape = std::move(*d);
+        t.has_access_shape = true;
+      }
+    } else {
+      t.access_shape = t.shape;
+    }
+    if (ok) {
+      // SPEC §10: sizes must not overflow; every later stage multiplies these.
+      for (const auto *shape : {&t.shape, &t.access_shape}) {
+        std::int64_t bytes = static_cast<std::int64_t>(dtype_size(t.dtype));
+        for (std::int64_t d : *shape) {
+          if (__builtin_mul_overflow(bytes, d, &bytes)) {
+            error(v, ptr, fmt::format("a tensor of shape [{}] and dtype {} is larger than 2^63 bytes",
+                                      fmt::join(*shape, ", "), dtype_name(t.dtype)));
+            return std::nullopt;
+          }
+        }
+      }
+    }
+    if (!ok)
+      return std::nullopt;
+    return t;
+  }
+
+  /// A JSON value as the Python constant it stands for (SPEC §2 and §7).
+  std::optional<PyConstant> constant(const JsonValue &v, std::string_view ptr) {
+    switch (v.kind) {
+    case Kind::Null:
+      return PyConstant::none();
+    case Kind::Bool:
+      return PyConstant::boolean(v.boolean);
+    case Kind::String:
+      return PyConstant::str(v.text);
+    case Kind::Number: {
+      if (v.is_integer_literal()) {
+        auto i = integer(v, ptr);
+        if (!i)
+          return std::nullopt;
+        return PyConstant::integer(*i);
+      }
+      // As Python's json module: 1e400 is inf, 1e-400 is 0.0 (strtod rounds correctly).
+      errno = 0;
+      double d = std::strtod(v.text.c_str(), nullptr);
+      return PyConstant::floating(d);
+    }
+    case Kind::Array: {
+      std::vector<PyConstant> items;
+      for (std::size_t i = 0; i < v.items.size(); ++i) {
+        auto c = constant(v.items[i], pointer_append(ptr, i));
+        if (!c)
+          return std::nullopt;
+        items.push_back(std::move(*c));
+      }
+      return PyConstant::list(std::move(items));
+    }
+    case Kind::Object: {
+      if (v.members.size() == 1 && v.members[0].first.text == "tuple") {
+        const JsonValue &arr = v.members[0].second;
+        std::string p = pointer_append(ptr, "tuple");
+        if (!expect(arr, Kind::Array, p, "an array of tuple items"))
+          return std::nullopt;
+        auto list = constant(arr, p);
+        if (!list)
+          return std::nullopt;
+        return PyConstant::tuple(std::move(list->items));
+      }
+      std::vector<std::pair<std::string, PyConstant>> entries;
+      for (const auto &[key, value] : v.members) {
+        auto c = constant(value, pointer_append(ptr, key.text));
+        if (!c)
+          return std::nullopt;
+        entries.emplace_back(key.text, std::move(*c));
+      }
+      return PyConstant::make_dict(std::move(entries));
+    }
+    }
+    return std::nullopt;
+  }
+
+  static bool looks_like_tensor(const JsonValue &v) {
+    return v.kind == Kind::Object && (v.find("shape") || v.find("dtype"));
+  }
+
+  std::optional<Argument> argument(const JsonValue &v, std::string_view ptr) {
+    Argument a;
+    a.loc = v.loc;
+    if (looks_like_tensor(v)) {
+      auto t = tensor(v, ptr, false);
+      if (!t)
+        return std::nullopt;
+      a.value = std::move(*t);
+    } else {
+      auto c = constant(v, ptr);
+      if (!c)
+        return std::nullopt;
+      a.value = std::move(*c);
+    }
+    return a;
+  }
+
+  std::optional<KernelSource> source(const JsonValue &v, std::string ptr) {
+    if (!expect(v, Kind::Object, ptr, "a source object ({\"path\": ...} or {\"name\": ..., \"code\": ...})"))
+      return std::nullopt;
+    check_fields(v, ptr, {"path", "name", "code"});
+    KernelSource src;
+    src.loc = v.loc;
+    const JsonValue *path = v.find("path");
+    const JsonValue *code = v.find("code");
+    const JsonValue *name = v.find("name");
+    if (path && code) {
+      error(*code, ptr, "a source has either 'path' or 'code', not both");
+      return std::nullopt;
+    }
+    if (path) {
+      if (name)
+        error(*name, ptr, "'name' is only for inline 'code'; a 'path' source is named by its path");
+      std::string p = pointer_append(ptr, "path");
+      auto s = string(*path, p);
+      if (!s)
+        return std::nullopt;
+      if (s->empty()) {
+        error(*path, p, "a source path must not be empty");
+        return std::nullopt;
+      }
+      src.name = *s;
+      src.path = *s;
+      src.resolved_path = join_path(options_.base_dir, *s);
+      std::string why;
+      auto text = read_file(src.resolved_path, why);
+      if (!text) {
+        // A source that cannot be read is an I/O error (exit 3), located at its `path` value.
+        failed_ = true;
+        Diagnostic d;
+        d.error_class = ErrorClass::IO;
+        d.loc = path->loc;
+        d.message = fmt::format("{}: cannot read kernel source '{}': {}", p, src.resolved_path, why);
+        d.id = kId;
+        diags_.report(std::move(d));
+        return std::nullopt;
+      }
+      src.file = sources_.add_buffer(src.resolved_path, std::move(*text));
+    } else if (code) {
+      std::string p = pointer_append(ptr, "code");
+      auto text = string(*code, p);
+      if (!name) {
+        error(v, ptr, "inline 'code' needs a 'name' for diagnostics");
+        return std::nullopt;
+      }
+      auto n = string(*name, pointer_append(ptr, "name"));
+      if (!text || !n)
+        return std::nullopt;
+      if (n->empty()) {
+        error(*name, pointer_append(ptr, "name"), "a source name must not be empty");
+        return std::nullopt;
+      }
+      src.name = *n;
+      src.file = sources_.add_buffer(*n, *text);
+    } else {
+      error(v, ptr, "a source needs a 'path' or inline 'code'");
+      return std::nullopt;
+    }
+    if (!source_names_.insert(src.name).second) {
+      error(v, ptr, fmt::format("duplicate source '{}'", shown(src.name)));
+      return std::nullopt;
+    }
+    return src;
+  }
+
+  std::optional<Call> call(const JsonValue &v, std::string ptr, std::size_t index) {
+    if (!expect(v, Kind::Object, ptr, "a call object"))
+      return std::nullopt;
+    Call c;
+    c.index = index;
+    c.loc = v.loc;
+    const JsonValue *kernel = v.find("kernel");
+    const JsonValue *internal = v.find("internal");
+    if (kernel && internal) {
+      error(*internal, ptr, "a call names either 'kernel' (a kernel in sources) or 'internal' (a registry kernel), not both");
+      return std::nullopt;
+    }
+    if (kernel) {
+      auto e = external_call(v, *kernel, ptr);
+      if (!e)
+        return std::nullopt;
+      c.body = std::move(*e);
+    } else if (internal) {
+      auto i = internal_call(v, *internal, ptr);
+      if (!i)
+        return std::nullopt;
+      c.body = std::move(*i);
+    } else {
+      error(v, ptr, "a call needs 'kernel' (a kernel in sources) or 'internal' (a registry kernel)");
+      return std::nullopt;
+    }
+    return c;
+  }
+
+  std::optional<ExternalCall> external_call(const JsonValue &v, const JsonValue &kernel, const std::string &ptr) {
+    check_fields(v, ptr, {"kernel", "args", "kwargs", "grid", "nc", "opts"});
+    ExternalCall e;
+    bool ok = true;
+    if (auto s = string(kernel, pointer_append(ptr, "kernel"))) {
+      if (s->empty()) {
+        error(kernel, pointer_append(ptr, "kernel"), "a kernel name must not be empty");
+        ok = false;
+      }
+      e.kernel = *s;
+      e.kernel_loc = kernel.loc;
+    } else {
+      ok = false;
+    }
+    if (const JsonValue *args = v.find("args")) {
+      std::string p = pointer_append(ptr, "args");
+      if (expect(*args, Kind::Array, p, "an array of arguments")) {
+        for (std::size_t i = 0; i < args->items.size(); ++i) {
+          auto a = argument(args->items[i], pointer_append(p, i));
+          ok = ok && a.has_value();
+          if (a)
+            e.args.push_back(std::move(*a));
+        }
+      } else {
+        ok = false;
+      }
+    }
+    if (const JsonValue *kwargs = v.find("kwargs")) {
+      std::string p = pointer_append(ptr, "kwargs");
+      if (expect(*kwargs, Kind::Object, p, "an object of keyword arguments")) {
+        for (const auto &[key, value] : kwargs->members) {
+          auto a = argument(value, pointer_append(p, key.text));
+          ok = ok && a.has_value();
+          if (a)
+            e.kwargs.emplace_back(key.text, std::move(*a));
+        }
+      } else {
+        ok = false;
+      }
+    }
+    if (const JsonValue *grid = v.find("grid")) {
+      std::string p = pointer_append(ptr, "grid");
+      if (auto g = dims(*grid, p, "a grid")) {
+        if (g->size() > 3) {
+          error(*grid, p, fmt::format("an SPMD grid has 1 to 3 dimensions, found {}", g->size()));
+          ok = false;
+        }
+        e.grid = std::move(*g);
+        e.grid_loc = grid->loc;
+      } else {
+        ok = false;
+      }
+    }
+    if (const JsonValue *nc = v.find("nc")) {
+      std::string p = pointer_append(ptr, "nc");
+      if (auto k = positive(*nc, p, "'nc'")) {
+        e.nc = *k;
+        e.nc_loc = nc->loc;
+        if (e.grid.empty() && ok) {
+          error(*nc, p, "'nc' spreads the first grid dimension over physical cores and needs a 'grid'");
+          ok = false;
+        } else if (!e.grid.empty() && e.grid[0] % *k != 0) {
+          error(*nc, p, fmt::format("'nc' ({}) must divide the first grid dimension ({})", *k, e.grid[0]));
+          ok = false;
+        }
+      } else {
+        ok = false;
+      }
+    }
+    if (const JsonValue *opts = v.find("opts")) {
+      std::string p = pointer_append(ptr, "opts");
+      if (expect(*opts, Kind::Object, p, "an object of compile options")) {
+        for (const auto &[key, value] : opts->members) {
+          std::string q = pointer_append(p, key.text);
+          if (value.kind == Kind::Array || value.kind == Kind::Object) {
+            error(value, q, fmt::format("compile option '{}' must be a scalar (string, number, boolean or null), found {}",
+                                        shown(key.text), json_kind_name(value.kind)));
+            ok = false;
+            continue;
+          }
+          auto c = constant(value, q);
+          ok = ok && c.has_value();
+          if (c)
+            e.opts.emplace_back(key.text, std::move(*c));
+        }
+      } else {
+        ok = false;
+      }
+    }
+    if (!ok)
+      return std::nullopt;
+    return e;
+  }
+
+  std::optional<std::vector<TensorSpec>> tensor_list(const JsonValue &v, const std::string &ptr) {
+    if (!expect(v, Kind::Array, ptr, "an array of tensors"))
+      return std::nullopt;
+    std::vector<TensorSpec> out;
+    bool ok = true;
+    for (std::size_t i = 0; i < v.items.size(); ++i) {
+      std::string p = pointer_append(ptr, i);
+      if (!expect(v.items[i], Kind::Object, p, "a tensor ({\"shape\": [...], \"dtype\": ...})")) {
+        ok = false;
+        continue;
+      }
+      auto t = tensor(v.items[i], p, true);
+      ok = ok && t.has_value();
+      if (t)
+        out.push_back(std::move(*t));
+    }
+    if (!ok)
+      return std::nullopt;
+    return out;
+  }
+
+  std::optional<InternalCall> internal_call(const JsonValue &v, const JsonValue &internal, const std::string &ptr) {
+    check_fields(v, ptr, {"internal", "kernel_name", "op", "operands", "results", "attrs"});
+    InternalCall c;
+    bool ok = true;
+    if (auto s = string(internal, pointer_append(ptr, "internal"))) {
+      if (s->empty()) {
+        error(internal, pointer_append(ptr, "internal"), "an internal kernel name must not be empty");
+        ok = false;
+      }
+      c.internal = *s;
+      c.internal_loc = internal.loc;
+      c.kernel_name = *s;
+    } else {
+      ok = false;
+    }
+    if (const JsonValue *k = v.find("kernel_name")) {
+      if (auto s = string(*k, pointer_append(ptr, "kernel_name")))
+        c.kernel_name = *s;
+      else
+        ok = false;
+    }
+    if (const JsonValue *op = v.find("op")) {
+      if (auto s = string(*op, pointer_append(ptr, "op")))
+        c.op = *s;
+      else
+        ok = false;
+    }
+    for (auto [field, list] : {std::pair{"operands", &c.operands}, std::pair{"results", &c.results}}) {
+      if (const JsonValue *t = v.find(field)) {
+        auto specs = tensor_list(*t, pointer_append(ptr, field));
+        ok = ok && specs.has_value();
+        if (specs)
+          *list = std::move(*specs);
+      }
+    }
+    if (c.op == "ResizeNearest" && c.results.empty() && ok) {
+      error(v, ptr, "a 'ResizeNearest' op needs a result: its access shape is the cache key's out_shape");
+      ok = false;
+    }
+    if (const JsonValue *attrs = v.find("attrs")) {
+      std::string p = pointer_append(ptr, "attrs");
+      if (expect(*attrs, Kind::Object, p, "an object of op attributes")) {
+        auto a = constant(*attrs, p);
+        // {"tuple": [...]} is a tuple, but attrs themselves must stay a dict.
+        if (a && a->kind != PyConstant::Kind::Dict) {
+          error(*attrs, p, "'attrs' must be an object of attributes, not a tuple");
+          ok = false;
+        } else if (a) {
+          c.attrs = std::move(*a);
+        } else {
+          ok = false;
+        }
+      } else {
+        ok = false;
+      }
+    }
+    if (!ok)
+      return std::nullopt;
+    return c;
+  }
+
+  SourceManager &sources_;
+  DiagnosticEngine &diags_;
+  const ManifestLoadOptions &options_;
+  std::set<std::string, std::less<>> source_names_;
+  bool failed_ = false;
+};
+
+} // namespace
+
+std::optional<Manifest> load_manifest(SourceManager &sources, FileId file, const ManifestLoadOptions &options,
+                                      DiagnosticEngine &diags) {
+  auto root = parse_json(sources, file, diags);
+  if (!root)
+    return std::nullopt;
+  return Checker(sources, diags, options).check(*root, file);
+}
+
+} // namespace nkicc

@@ -1,0 +1,94 @@
+// `--emit=manifest`: the loaded description written back as canonical JSON, so that a golden
+// test sees exactly what nkicc understood (defaults filled in, sources hashed).
+#include "nkicc/manifest/manifest.h"
+#include "nkicc/support/json_writer.h"
+#include "nkicc/support/sha256.h"
+
+namespace nkicc {
+
+namespace {
+
+using Entries = std::vector<std::pair<std::string, PyConstant>>;
+
+PyConstant str(std::string_view s) { return PyConstant::str(std::string(s)); }
+
+PyConstant dims(const std::vector<std::int64_t> &v) {
+  std::vector<PyConstant> items;
+  for (std::int64_t d : v)
+    items.push_back(PyConstant::integer(d));
+  return PyConstant::list(std::move(items));
+}
+
+PyConstant tensor(const TensorSpec &t, bool with_access_shape) {
+  Entries e = {{"shape", dims(t.shape)}};
+  if (with_access_shape)
+    e.emplace_back("access_shape", dims(t.access_shape));
+  e.emplace_back("dtype", str(dtype_name(t.dtype)));
+  if (!t.name.empty())
+    e.emplace_back("name", str(t.name));
+  return PyConstant::make_dict(std::move(e));
+}
+
+PyConstant argument(const Argument &a) { return a.is_tensor() ? tensor(a.tensor(), false) : a.constant(); }
+
+PyConstant call_json(const Call &call) {
+  Entries e = {{"index", PyConstant::integer(static_cast<std::int64_t>(call.index))}};
+  if (call.is_external()) {
+    const ExternalCall &c = call.external();
+    std::vector<PyConstant> args;
+    for (const Argument &a : c.args)
+      args.push_back(argument(a));
+    Entries kwargs, opts;
+    for (const auto &[name, a] : c.kwargs)
+      kwargs.emplace_back(name, argument(a));
+    for (const auto &[name, v] : c.opts)
+      opts.emplace_back(name, v);
+    e.emplace_back("kernel", str(c.kernel));
+    e.emplace_back("args", PyConstant::list(std::move(args)));
+    e.emplace_back("kwargs", PyConstant::make_dict(std::move(kwargs)));
+    e.emplace_back("grid", dims(c.grid));
+    e.emplace_back("nc", PyConstant::integer(c.nc));
+    e.emplace_back("opts", PyConstant::make_dict(std::move(opts)));
+  } else {
+    const InternalCall &c = call.internal();
+    std::vector<PyConstant> operands, results;
+    for (const TensorSpec &t : c.operands)
+      operands.push_back(tensor(t, true));
+    for (const TensorSpec &t : c.results)
+      results.push_back(tensor(t, true));
+    e.emplace_back("internal", str(c.internal));
+    e.emplace_back("kernel_name", str(c.kernel_name));
+    e.emplace_back("op", str(c.op));
+    e.emplace_back("operands", PyConstant::list(std::move(operands)));
+    e.emplace_back("results", PyConstant::list(std::move(results)));
+    e.emplace_back("attrs", c.attrs);
+  }
+  return PyConstant::make_dict(std::move(e));
+}
+
+} // namespace
+
+std::string manifest_to_json(const Manifest &m, const SourceManager &sources) {
+  std::vector<PyConstant> srcs, calls;
+  for (const KernelSource &s : m.sources) {
+    std::string_view text = sources.contents(s.file);
+    Entries e = {{"name", str(s.name)}};
+    if (!s.path.empty())
+      e.emplace_back("path", str(s.path));
+    e.emplace_back("bytes", PyConstant::integer(static_cast<std::int64_t>(text.size())));
+    e.emplace_back("sha256", str(sha256_hex(text)));
+    srcs.push_back(PyConstant::make_dict(std::move(e)));
+  }
+  for (const Call &c : m.calls)
+    calls.push_back(call_json(c));
+  PyConstant root = PyConstant::make_dict({
+      {"nkicc", PyConstant::integer(kManifestVersion)},
+      {"name", str(m.name)},
+      {"target", m.target ? str(*m.target) : PyConstant::none()},
+      {"sources", PyConstant::list(std::move(srcs))},
+      {"calls", PyConstant::list(std::move(calls))},
+  });
+  return to_pretty_json(root) + "\n";
+}
+
+} // namespace nkicc

@@ -1,0 +1,148 @@
+#include "nkicc/support/file_io.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace nkicc {
+
+namespace {
+
+std::string errno_text(int err) {
+  std::string s = std::strerror(err);
+  if (!s.empty())
+    s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
+  return s;
+}
+
+bool read_fd(int fd, std::string &out, std::string &error) {
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      error = errno_text(errno);
+      return false;
+    }
+    if (n == 0)
+      return true;
+    if (out.size() + static_cast<std::size_t>(n) > kMaxInputBytes) {
+      error = "file is larger than 2 GiB";
+      return false;
+    }
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+bool write_all(int fd, std::string_view data, std::string &error) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      error = errno_text(errno);
+      return false;
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+} // namespace
+
+std::optional<std::string> read_file(const std::string &path, std::string &error) {
+  std::string out;
+  if (path == "-") {
+    if (!read_fd(STDIN_FILENO, out, error))
+      return std::nullopt;
+    return out;
+  }
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    error = errno_text(errno);
+    return std::nullopt;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      ::close(fd);
+      error = "is a directory";
+      return std::nullopt;
+    }
+    if (S_ISREG(st.st_mode)) {
+      if (static_cast<std::size_t>(st.st_size) > kMaxInputBytes) {
+        ::close(fd);
+        error = "file is larger than 2 GiB";
+        return std::nullopt;
+      }
+      out.reserve(static_cast<std::size_t>(st.st_size));
+    }
+  }
+  bool ok = read_fd(fd, out, error);
+  ::close(fd);
+  if (!ok)
+    return std::nullopt;
+  return out;
+}
+
+bool write_file_atomically(const std::string &path, std::string_view data, std::string &error) {
+  if (path == "-")
+    return write_all(STDOUT_FILENO, data, error);
+  std::string dir = parent_dir(path);
+  std::string tmpl = join_path(dir, "." + file_stem(path) + ".nkicc-tmp-XXXXXX");
+  int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) {
+    error = "cannot create a temporary file in '" + (dir.empty() ? std::string(".") : dir) + "': " + errno_text(errno);
+    return false;
+  }
+  // mkstemp creates 0600; an output file gets the usual permissions under the umask.
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
+  bool ok = write_all(fd, data, error) && (::fsync(fd) == 0 || (error = errno_text(errno), false));
+  if (::close(fd) != 0 && ok) {
+    error = errno_text(errno);
+    ok = false;
+  }
+  if (ok && ::rename(tmpl.c_str(), path.c_str()) != 0) {
+    error = errno_text(errno);
+    ok = false;
+  }
+  if (!ok)
+    ::unlink(tmpl.c_str());
+  return ok;
+}
+
+std::string parent_dir(std::string_view path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string_view::npos)
+    return {};
+  if (slash == 0)
+    return "/";
+  return std::string(path.substr(0, slash));
+}
+
+std::string file_stem(std::string_view path) {
+  auto slash = path.rfind('/');
+  std::string_view base = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  auto dot = base.rfind('.');
+  if (dot != std::string_view::npos && dot > 0)
+    base = base.substr(0, dot);
+  return std::string(base);
+}
+
+std::string join_path(std::string_view dir, std::string_view rel) {
+  if (dir.empty() || (!rel.empty() && rel[0] == '/'))
+    return std::string(rel);
+  std::string out(dir);
+  if (out.back() != '/')
+    out += '/';
+  out += rel;
+  return out;
+}
+
+} // namespace nkicc

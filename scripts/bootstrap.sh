@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Sets nkicc up from nothing on Debian 12: installs the packages the build and the tests need
+# (idempotently), configures and builds into build/, then runs the main job on the bundled
+# example. Usage: scripts/bootstrap.sh [extra cmake -D options...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(cmake ninja-build g++ libcli11-dev libssl-dev rapidjson-dev libspdlog-dev libfmt-dev catch2
+          flatbuffers-compiler libflatbuffers-dev llvm-14-tools python3)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "bootstrap: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+build_dir="${NKICC_BUILD_DIR:-build}"
+cmake -S . -B "$build_dir" -G Ninja "$@"
+cmake --build "$build_dir"
+
+example=share/nkicc/examples/tutorial.json
+echo "bootstrap: nkicc trace $example"
+"$build_dir/bin/nkicc" trace "$example"
+echo "bootstrap: nkicc key $example"
+"$build_dir/bin/nkicc" key "$example"

@@ -1,0 +1,169 @@
+#include "cli.h"
+
+#include "nkicc/driver/driver.h"
+#include "nkicc/support/file_io.h"
+#include "nkicc/version.h"
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <map>
+#include <unistd.h>
+
+namespace nkicc::tool {
+
+namespace {
+
+constexpr int kExitUsage = 2;
+constexpr int kExitInternal = 70;
+
+struct GlobalOptions {
+  std::string log_level;
+  int verbosity = 0;
+  std::string color = "auto";
+  std::string output = "-";
+  std::string emit = "manifest";
+  std::string target;
+};
+
+const char *env(const char *name) {
+  const char *v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
+bool use_color(const std::string &mode) {
+  if (mode == "always")
+    return true;
+  if (mode == "never")
+    return false;
+  return env("NO_COLOR") == nullptr && ::isatty(STDERR_FILENO);
+}
+
+/// Logs go to stderr only; stdout carries only the requested output (SPEC §1).
+void setup_logging(const GlobalOptions &g) {
+  auto logger = spdlog::stderr_color_mt("nkicc");
+  logger->set_pattern("nkicc: %l: %v");
+  spdlog::set_default_logger(logger);
+  std::string level = "warn";
+  if (const char *e = env("NKICC_LOG_LEVEL"))
+    level = e;
+  if (g.verbosity == 1)
+    level = "info";
+  else if (g.verbosity == 2)
+    level = "debug";
+  else if (g.verbosity >= 3)
+    level = "trace";
+  if (!g.log_level.empty())
+    level = g.log_level;
+  spdlog::set_level(spdlog::level::from_str(level));
+}
+
+void print_diagnostics(DiagnosticEngine &diags, bool color) {
+  RenderOptions render;
+  render.color = color;
+  for (const Diagnostic &d : diags.take()) {
+    std::string text = render_diagnostic(d, diags.sources(), render);
+    std::fwrite(text.data(), 1, text.size(), stderr);
+  }
+}
+
+TargetInputs target_inputs(const GlobalOptions &g) {
+  TargetInputs t;
+  if (!g.target.empty())
+    t.flag = g.target;
+  if (const char *e = env("NEURON_PLATFORM_TARGET_OVERRIDE"))
+    t.env_override = e;
+  if (const char *e = env("NKICC_DMI_PRODUCT_NAME"))
+    t.dmi_path = e;
+  return t;
+}
+
+/// Writes the result atomically to -o, or to stdout; returns the exit code.
+int deliver(const DriverOutput &out, const std::string &path, DiagnosticEngine &diags) {
+  if (path == "-" && out.binary && ::isatty(STDOUT_FILENO)) {
+    diags.io_error("<stdout>", "refusing to write a binary blob to a terminal; use -o FILE or --emit=bir-text");
+    return 0;
+  }
+  std::string why;
+  if (!write_file_atomically(path, out.bytes, why))
+    diags.io_error(path == "-" ? "<stdout>" : path, "cannot write output: " + why);
+  return 0;
+}
+
+int run_checked(int argc, char **argv) {
+  CLI::App app{"nkicc: a compiler driver for NKI kernels", "nkicc"};
+  app.set_version_flag("--version", std::string("nkicc ") + NKICC_VERSION_STRING);
+  app.require_subcommand(1);
+  app.fallthrough();
+  GlobalOptions g;
+  app.add_option("--log-level", g.log_level, "Log level (default: warn, or NKICC_LOG_LEVEL)")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  app.add_flag("-v", g.verbosity, "More logging on stderr: -v info, -vv debug, -vvv trace");
+  app.add_option("--color", g.color, "Colour diagnostics: auto (a terminal, unless NO_COLOR is set), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_option("--target", g.target,
+                 "Platform target: trn1, trn2, trn3, inf2 (gen2, gen3, gen4); else the file's target, "
+                 "NEURON_PLATFORM_TARGET_OVERRIDE, the DMI product name, or trn1 with a warning")
+      ->check(CLI::IsMember({"trn1", "trn2", "trn3", "inf2", "gen2", "gen3", "gen4"}));
+
+  DriverOptions options;
+  CLI::App *trace = app.add_subcommand("trace", "Trace each call of a kernel description file and emit a stage");
+  trace->add_option("file", options.input, "Kernel description file (JSON), or - for standard input")->required();
+  trace->add_option("--emit", g.emit, "Stop after this stage and write its result: manifest (default)")
+      ->check(CLI::IsMember({"manifest"}));
+  trace->add_option("-o,--output", g.output, "Write the result to this file, atomically (default: stdout)");
+
+  CLI::App *key = app.add_subcommand("key", "Print each call's cache key components and SHA-256 key");
+  key->add_option("file", options.input, "Kernel description file (JSON), or - for standard input")->required();
+  key->add_option("-o,--output", g.output, "Write the result to this file, atomically (default: stdout)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : kExitUsage;
+  }
+
+  setup_logging(g);
+  bool color = use_color(g.color);
+  options.target = target_inputs(g);
+  std::map<std::string, EmitKind> emit_kinds = {{"manifest", EmitKind::Manifest}};
+  options.emit = emit_kinds.at(g.emit);
+
+  SourceManager sources;
+  DiagnosticEngine diags(sources);
+  std::optional<DriverOutput> out;
+  if (trace->parsed())
+    out = run_trace(options, sources, diags);
+  else if (key->parsed())
+    out = run_key(options, sources, diags);
+  if (out && !diags.has_errors())
+    deliver(*out, g.output, diags);
+  print_diagnostics(diags, color);
+  if (!out && !diags.has_errors()) {
+    std::fputs("nkicc: error: internal error: a stage failed without a diagnostic (this is a bug in nkicc)\n", stderr);
+    return kExitInternal;
+  }
+  return diags.exit_code();
+}
+
+} // namespace
+
+int run(int argc, char **argv) {
+  // No exception may escape: an unexpected one is a bug, reported as such (exit 70).
+  try {
+    return run_checked(argc, argv);
+  } catch (const std::bad_alloc &) {
+    std::fputs("nkicc: error: out of memory\n", stderr);
+    return kExitInternal;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "nkicc: error: internal error: %s (this is a bug in nkicc; please report it)\n", e.what());
+    return kExitInternal;
+  }
+}
+
+} // namespace nkicc::tool
