@@ -120,6 +120,8 @@ private:
     return {file_, static_cast<std::uint32_t>(i)};
   }
   void mark() { last_end_ = stream_.Tell(); }
+  // RapidJSON's iterative parser calls Start*/End* before it takes the bracket.
+  void mark_after_bracket() { last_end_ = stream_.Tell() + 1; }
 
   bool check_string(const JsonValue &v) {
     if (unsigned cp = lone_surrogate(v.text)) {
@@ -152,14 +154,14 @@ private:
     f.value.kind = kind;
     f.value.loc = loc;
     stack_.push_back(std::move(f));
-    mark();
+    mark_after_bracket();
     return true;
   }
 
   bool end() {
     JsonValue v = std::move(stack_.back().value);
     stack_.pop_back();
-    mark();
+    mark_after_bracket();
     return attach(std::move(v));
   }
 
@@ -216,6 +218,8 @@ std::string syntax_message(rapidjson::ParseErrorCode code) {
   case kParseErrorStringInvalidEncoding:
     return "invalid UTF-8 or control character in string";
   case kParseErrorNumberTooBig:
+    // Python's json module would read such a literal as inf; RFC 8259 JSON has no infinity.
+    return "number is too large for a 64-bit float";
   case kParseErrorNumberMissFraction:
   case kParseErrorNumberMissExponent:
     return "invalid number";
