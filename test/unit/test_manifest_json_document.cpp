@@ -1,0 +1,81 @@
+#include "nkicc/manifest/json_document.h"
+
+#include <catch2/catch.hpp>
+
+using namespace nkicc;
+
+namespace {
+struct Parsed {
+  SourceManager sm;
+  DiagnosticEngine diags{sm};
+  std::optional<JsonValue> value;
+  explicit Parsed(std::string text, std::size_t max_depth = 256) {
+    auto f = sm.add_buffer("t.json", std::move(text));
+    JsonParseOptions opt;
+    opt.max_depth = max_depth;
+    value = parse_json(sm, f, diags, opt);
+  }
+  std::string first_error() const {
+    if (diags.diagnostics().empty())
+      return "";
+    const auto &d = diags.diagnostics()[0];
+    auto lc = sm.line_col(d.loc);
+    return std::to_string(lc.line) + ":" + std::to_string(lc.column) + " " + d.message;
+  }
+};
+} // namespace
+
+TEST_CASE("every value records where it starts", "[manifest]") {
+  Parsed p("{\"a\": [1, \"x\", {\"b\": null}],\n \"c\": true}");
+  REQUIRE(p.value);
+  const JsonValue &root = *p.value;
+  CHECK(root.loc.offset == 0);
+  const JsonValue *a = root.find("a");
+  REQUIRE(a);
+  CHECK(a->loc.offset == 6);
+  CHECK(a->items[0].loc.offset == 7);
+  CHECK(a->items[1].loc.offset == 10);
+  CHECK(a->items[2].loc.offset == 15);
+  CHECK(a->items[2].members[0].first.loc.offset == 16);
+  CHECK(root.members[1].first.loc.offset == 30);
+  CHECK(root.find("c")->loc.offset == 35);
+}
+
+TEST_CASE("numbers keep their literal text", "[manifest]") {
+  Parsed p("[1, -0, 1.5e3, 123456789012345678901234567890]");
+  REQUIRE(p.value);
+  CHECK(p.value->items[0].text == "1");
+  CHECK(p.value->items[1].text == "-0");
+  CHECK(p.value->items[2].text == "1.5e3");
+  CHECK_FALSE(p.value->items[2].is_integer_literal());
+  CHECK(p.value->items[3].is_integer_literal());
+}
+
+TEST_CASE("syntax errors are located", "[manifest]") {
+  CHECK(Parsed("{\"a\": 1,}").first_error() == "1:9 expected a string key in object");
+  CHECK(Parsed("{\"a\" 1}").first_error() == "1:6 expected ':' after object key");
+  CHECK(Parsed("[1 2]").first_error() == "1:4 expected ',' or ']' in array");
+  CHECK(Parsed("").first_error() == "1:1 expected a JSON value, found the end of the file");
+  CHECK(Parsed("{} x").first_error() == "1:4 unexpected text after the JSON value");
+  CHECK(Parsed(std::string("{}\0x", 4)).first_error() == "1:3 unexpected text after the JSON value");
+  CHECK(Parsed("\"abc").first_error() == "1:5 unterminated string");
+  CHECK(Parsed("1e400").first_error() == "1:1 number is too large for a 64-bit float");
+}
+
+TEST_CASE("duplicate keys are an error at the second key", "[manifest]") {
+  CHECK(Parsed("{\"a\": 1, \"a\": 2}").first_error() == "1:10 duplicate key 'a' in object");
+}
+
+TEST_CASE("a lone surrogate escape is rejected", "[manifest]") {
+  CHECK(Parsed(R"(["\udc00"])").first_error() ==
+        "1:2 string contains a lone surrogate \\udc00, which is not valid Unicode text");
+  Parsed ok(R"(["\ud83d\ude00"])");
+  REQUIRE(ok.value);
+  CHECK(ok.value->items[0].text == "\U0001F600");
+}
+
+TEST_CASE("nesting deeper than the limit is an error, not a stack overflow", "[manifest]") {
+  CHECK(Parsed(std::string(1'000'000, '['), 256).first_error() == "1:257 JSON nesting is deeper than 256 levels");
+  Parsed shallow("[[[1]]]", 3);
+  CHECK(shallow.value);
+}
