@@ -56,7 +56,23 @@ unsigned lone_surrogate(std::string_view s) {
 struct Frame {
   JsonValue value;
   std::optional<JsonValue> pending_key;
-  std::set<std::string, std::less<>> keys;
+  std::set<std::string, std::less<>> keys; ///< filled only once an object is large
+
+  /// Records a key; false when the object has it already. Small objects are scanned, which
+  /// allocates nothing; a large one gets a set so that a huge object stays O(n log n).
+  bool insert_key(const std::string &key) {
+    constexpr std::size_t kScanLimit = 16;
+    if (value.members.size() < kScanLimit) {
+      for (const auto &member : value.members)
+        if (member.first.text == key)
+          return false;
+      return true;
+    }
+    if (keys.empty())
+      for (const auto &member : value.members)
+        keys.insert(member.first.text);
+    return keys.insert(key).second;
+  }
 };
 
 class Builder {
@@ -88,7 +104,7 @@ public:
     if (!check_string(key))
       return false;
     Frame &frame = stack_.back();
-    if (!frame.keys.insert(key.text).second) {
+    if (!frame.insert_key(key.text)) {
       diags_.error(key.loc, fmt::format("duplicate key '{}' in object", key.text), "manifest-json");
       return false;
     }

@@ -18,21 +18,38 @@ constexpr const char *kId = "manifest";
 
 using Kind = JsonValue::Kind;
 
-/// RFC 6901: `~` and `/` in a key are escaped.
-std::string pointer_append(std::string_view base, std::string_view key) {
-  std::string out(base);
-  out += '/';
-  for (char c : key) {
-    if (c == '~')
-      out += "~0";
-    else if (c == '/')
-      out += "~1";
-    else
-      out += c;
+/// A JSON pointer (RFC 6901) built lazily: a chain of keys and indices on the stack, rendered
+/// only when an error needs it, so that checking a valid file allocates no pointer strings.
+struct Pointer {
+  const Pointer *parent = nullptr;
+  std::string_view key;
+  std::size_t index = 0;
+  bool is_index = false;
+
+  std::string str() const {
+    std::string out = parent ? parent->str() : std::string();
+    if (!parent)
+      return out;
+    out += '/';
+    if (is_index)
+      return out + std::to_string(index);
+    // `~` and `/` in a key are escaped.
+    for (char c : key) {
+      if (c == '~')
+        out += "~0";
+      else if (c == '/')
+        out += "~1";
+      else
+        out += c;
+    }
+    return out;
   }
-  return out;
-}
-std::string pointer_append(std::string_view base, std::size_t index) { return fmt::format("{}/{}", base, index); }
+};
+
+const Pointer kRoot{};
+
+Pointer pointer_append(const Pointer &base, std::string_view key) { return {&base, key, 0, false}; }
+Pointer pointer_append(const Pointer &base, std::size_t index) { return {&base, {}, index, true}; }
 
 std::string quote_list(const std::vector<std::string> &names) {
   std::string out;
@@ -63,56 +80,56 @@ public:
     Manifest m;
     m.file = file;
     if (root.kind != Kind::Object) {
-      error(root, "", fmt::format("a kernel description must be a JSON object, not {}", json_kind_name(root.kind)));
+      error(root, kRoot, fmt::format("a kernel description must be a JSON object, not {}", json_kind_name(root.kind)));
       return std::nullopt;
     }
-    check_fields(root, "", {"nkicc", "name", "target", "sources", "calls"});
+    check_fields(root, kRoot, {"nkicc", "name", "target", "sources", "calls"});
 
     if (const JsonValue *v = root.find("nkicc")) {
-      if (auto version = integer(*v, "/nkicc")) {
+      if (auto version = integer(*v, pointer_append(kRoot, "nkicc"))) {
         if (*version != kManifestVersion)
-          error(*v, "/nkicc",
+          error(*v, pointer_append(kRoot, "nkicc"),
                 fmt::format("unsupported format version {}; this nkicc reads version {}", *version, kManifestVersion));
       }
     } else {
-      error(root, "", "missing required field 'nkicc' (the format version, 1)");
+      error(root, kRoot, "missing required field 'nkicc' (the format version, 1)");
     }
 
     m.name = options_.default_name;
     if (const JsonValue *v = root.find("name")) {
-      if (auto s = string(*v, "/name")) {
+      if (auto s = string(*v, pointer_append(kRoot, "name"))) {
         if (s->empty())
-          error(*v, "/name", "the module name must not be empty");
+          error(*v, pointer_append(kRoot, "name"), "the module name must not be empty");
         m.name = *s;
       }
     }
 
     if (const JsonValue *v = root.find("target")) {
-      if (auto s = string(*v, "/target")) {
+      if (auto s = string(*v, pointer_append(kRoot, "target"))) {
         if (find_target(*s)) {
           m.target = *s;
           m.target_loc = v->loc;
         } else {
-          error(*v, "/target", with_suggestion(fmt::format("unknown target '{}'", shown(*s)), *s, target_names()) +
+          error(*v, pointer_append(kRoot, "target"), with_suggestion(fmt::format("unknown target '{}'", shown(*s)), *s, target_names()) +
                                    fmt::format(" (expected one of {})", quote_list(target_names())));
         }
       }
     }
 
     if (const JsonValue *v = root.find("sources")) {
-      if (expect(*v, Kind::Array, "/sources", "an array of sources"))
+      if (expect(*v, Kind::Array, pointer_append(kRoot, "sources"), "an array of sources"))
         for (std::size_t i = 0; i < v->items.size(); ++i)
-          if (auto src = source(v->items[i], pointer_append("/sources", i)))
+          if (auto src = source(v->items[i], pointer_append(pointer_append(kRoot, "sources"), i)))
             m.sources.push_back(std::move(*src));
     }
 
     if (const JsonValue *v = root.find("calls")) {
-      if (expect(*v, Kind::Array, "/calls", "an array of calls"))
+      if (expect(*v, Kind::Array, pointer_append(kRoot, "calls"), "an array of calls"))
         for (std::size_t i = 0; i < v->items.size(); ++i)
-          if (auto c = call(v->items[i], pointer_append("/calls", i), i))
+          if (auto c = call(v->items[i], pointer_append(pointer_append(kRoot, "calls"), i), i))
             m.calls.push_back(std::move(*c));
     } else {
-      error(root, "", "missing required field 'calls' (the list of kernel calls, may be empty)");
+      error(root, kRoot, "missing required field 'calls' (the list of kernel calls, may be empty)");
     }
 
     if (failed_)
@@ -121,9 +138,10 @@ public:
   }
 
 private:
-  Diagnostic &error(const JsonValue &v, std::string_view ptr, std::string message) {
+  Diagnostic &error(const JsonValue &v, const Pointer &ptr, std::string message) {
     failed_ = true;
-    std::string text = ptr.empty() ? std::move(message) : fmt::format("{}: {}", ptr, message);
+    std::string where = ptr.str();
+    std::string text = where.empty() ? std::move(message) : fmt::format("{}: {}", where, message);
     return diags_.error(v.loc, std::move(text), kId);
   }
 
@@ -135,14 +153,14 @@ private:
     return message;
   }
 
-  bool expect(const JsonValue &v, Kind kind, std::string_view ptr, std::string_view what) {
+  bool expect(const JsonValue &v, Kind kind, const Pointer &ptr, std::string_view what) {
     if (v.kind == kind)
       return true;
     error(v, ptr, fmt::format("expected {}, found {}", what, json_kind_name(v.kind)));
     return false;
   }
 
-  void check_fields(const JsonValue &obj, std::string_view ptr, const std::vector<std::string> &accepted) {
+  void check_fields(const JsonValue &obj, const Pointer &ptr, const std::vector<std::string> &accepted) {
     for (const auto &[key, value] : obj.members) {
       bool known = false;
       for (const std::string &a : accepted)
@@ -154,13 +172,13 @@ private:
     }
   }
 
-  std::optional<std::string> string(const JsonValue &v, std::string_view ptr) {
+  std::optional<std::string> string(const JsonValue &v, const Pointer &ptr) {
     if (!expect(v, Kind::String, ptr, "a string"))
       return std::nullopt;
     return v.text;
   }
 
-  std::optional<std::int64_t> integer(const JsonValue &v, std::string_view ptr) {
+  std::optional<std::int64_t> integer(const JsonValue &v, const Pointer &ptr) {
     if (v.kind != Kind::Number || !v.is_integer_literal()) {
       error(v, ptr, fmt::format("expected an integer, found {}", v.kind == Kind::Number ? "a fractional number"
                                                                                          : json_kind_name(v.kind)));
@@ -175,7 +193,7 @@ private:
     return out;
   }
 
-  std::optional<std::int64_t> positive(const JsonValue &v, std::string_view ptr, std::string_view what) {
+  std::optional<std::int64_t> positive(const JsonValue &v, const Pointer &ptr, std::string_view what) {
     auto i = integer(v, ptr);
     if (i && *i <= 0) {
       error(v, ptr, fmt::format("{} must be positive, found {}", what, *i));
@@ -184,7 +202,7 @@ private:
     return i;
   }
 
-  std::optional<std::vector<std::int64_t>> dims(const JsonValue &v, std::string_view ptr, std::string_view what) {
+  std::optional<std::vector<std::int64_t>> dims(const JsonValue &v, const Pointer &ptr, std::string_view what) {
     if (!expect(v, Kind::Array, ptr, fmt::format("{} (an array of positive integers)", what)))
       return std::nullopt;
     if (v.items.empty()) {
@@ -204,7 +222,7 @@ private:
     return out;
   }
 
-  std::optional<TensorSpec> tensor(const JsonValue &v, std::string_view ptr, bool allow_access_shape) {
+  std::optional<TensorSpec> tensor(const JsonValue &v, const Pointer &ptr, bool allow_access_shape) {
     TensorSpec t;
     t.loc = v.loc;
     std::vector<std::string> accepted = {"shape", "dtype", "name"};
@@ -222,7 +240,7 @@ private:
       ok = false;
     }
     if (const JsonValue *d = v.find("dtype")) {
-      std::string p = pointer_append(ptr, "dtype");
+      Pointer p = pointer_append(ptr, "dtype");
       if (auto s = string(*d, p)) {
         if (auto dt = parse_dtype(*s)) {
           t.dtype = *dt;
@@ -238,7 +256,7 @@ private:
       ok = false;
     }
     if (const JsonValue *n = v.find("name")) {
-      std::string p = pointer_append(ptr, "name");
+      Pointer p = pointer_append(ptr, "name");
       if (auto s = string(*n, p)) {
         if (s->empty())
           error(*n, p, "a tensor name must not be empty");
@@ -274,7 +292,7 @@ private:
   }
 
   /// A JSON value as the Python constant it stands for (SPEC §2 and §7).
-  std::optional<PyConstant> constant(const JsonValue &v, std::string_view ptr) {
+  std::optional<PyConstant> constant(const JsonValue &v, const Pointer &ptr) {
     switch (v.kind) {
     case Kind::Null:
       return PyConstant::none();
@@ -307,7 +325,7 @@ private:
     case Kind::Object: {
       if (v.members.size() == 1 && v.members[0].first.text == "tuple") {
         const JsonValue &arr = v.members[0].second;
-        std::string p = pointer_append(ptr, "tuple");
+        Pointer p = pointer_append(ptr, "tuple");
         if (!expect(arr, Kind::Array, p, "an array of tuple items"))
           return std::nullopt;
         auto list = constant(arr, p);
@@ -332,7 +350,7 @@ private:
     return v.kind == Kind::Object && (v.find("shape") || v.find("dtype"));
   }
 
-  std::optional<Argument> argument(const JsonValue &v, std::string_view ptr) {
+  std::optional<Argument> argument(const JsonValue &v, const Pointer &ptr) {
     Argument a;
     a.loc = v.loc;
     if (looks_like_tensor(v)) {
@@ -349,7 +367,7 @@ private:
     return a;
   }
 
-  std::optional<KernelSource> source(const JsonValue &v, std::string ptr) {
+  std::optional<KernelSource> source(const JsonValue &v, const Pointer &ptr) {
     if (!expect(v, Kind::Object, ptr, "a source object ({\"path\": ...} or {\"name\": ..., \"code\": ...})"))
       return std::nullopt;
     check_fields(v, ptr, {"path", "name", "code"});
@@ -365,7 +383,7 @@ private:
     if (path) {
       if (name)
         error(*name, ptr, "'name' is only for inline 'code'; a 'path' source is named by its path");
-      std::string p = pointer_append(ptr, "path");
+      Pointer p = pointer_append(ptr, "path");
       auto s = string(*path, p);
       if (!s)
         return std::nullopt;
@@ -384,14 +402,14 @@ private:
         Diagnostic d;
         d.error_class = ErrorClass::IO;
         d.loc = path->loc;
-        d.message = fmt::format("{}: cannot read kernel source '{}': {}", p, src.resolved_path, why);
+        d.message = fmt::format("{}: cannot read kernel source '{}': {}", p.str(), src.resolved_path, why);
         d.id = kId;
         diags_.report(std::move(d));
         return std::nullopt;
       }
       src.file = sources_.add_buffer(src.resolved_path, std::move(*text));
     } else if (code) {
-      std::string p = pointer_append(ptr, "code");
+      Pointer p = pointer_append(ptr, "code");
       auto text = string(*code, p);
       if (!name) {
         error(v, ptr, "inline 'code' needs a 'name' for diagnostics");
@@ -417,7 +435,7 @@ private:
     return src;
   }
 
-  std::optional<Call> call(const JsonValue &v, std::string ptr, std::size_t index) {
+  std::optional<Call> call(const JsonValue &v, const Pointer &ptr, std::size_t index) {
     if (!expect(v, Kind::Object, ptr, "a call object"))
       return std::nullopt;
     Call c;
@@ -446,7 +464,7 @@ private:
     return c;
   }
 
-  std::optional<ExternalCall> external_call(const JsonValue &v, const JsonValue &kernel, const std::string &ptr) {
+  std::optional<ExternalCall> external_call(const JsonValue &v, const JsonValue &kernel, const Pointer &ptr) {
     check_fields(v, ptr, {"kernel", "args", "kwargs", "grid", "nc", "opts"});
     ExternalCall e;
     bool ok = true;
@@ -461,7 +479,7 @@ private:
       ok = false;
     }
     if (const JsonValue *args = v.find("args")) {
-      std::string p = pointer_append(ptr, "args");
+      Pointer p = pointer_append(ptr, "args");
       if (expect(*args, Kind::Array, p, "an array of arguments")) {
         for (std::size_t i = 0; i < args->items.size(); ++i) {
           auto a = argument(args->items[i], pointer_append(p, i));
@@ -474,7 +492,7 @@ private:
       }
     }
     if (const JsonValue *kwargs = v.find("kwargs")) {
-      std::string p = pointer_append(ptr, "kwargs");
+      Pointer p = pointer_append(ptr, "kwargs");
       if (expect(*kwargs, Kind::Object, p, "an object of keyword arguments")) {
         for (const auto &[key, value] : kwargs->members) {
           auto a = argument(value, pointer_append(p, key.text));
@@ -487,7 +505,7 @@ private:
       }
     }
     if (const JsonValue *grid = v.find("grid")) {
-      std::string p = pointer_append(ptr, "grid");
+      Pointer p = pointer_append(ptr, "grid");
       if (auto g = dims(*grid, p, "a grid")) {
         if (g->size() > 3) {
           error(*grid, p, fmt::format("an SPMD grid has 1 to 3 dimensions, found {}", g->size()));
@@ -500,7 +518,7 @@ private:
       }
     }
     if (const JsonValue *nc = v.find("nc")) {
-      std::string p = pointer_append(ptr, "nc");
+      Pointer p = pointer_append(ptr, "nc");
       if (auto k = positive(*nc, p, "'nc'")) {
         e.nc = *k;
         e.nc_loc = nc->loc;
@@ -516,10 +534,10 @@ private:
       }
     }
     if (const JsonValue *opts = v.find("opts")) {
-      std::string p = pointer_append(ptr, "opts");
+      Pointer p = pointer_append(ptr, "opts");
       if (expect(*opts, Kind::Object, p, "an object of compile options")) {
         for (const auto &[key, value] : opts->members) {
-          std::string q = pointer_append(p, key.text);
+          Pointer q = pointer_append(p, key.text);
           if (value.kind == Kind::Array || value.kind == Kind::Object) {
             error(value, q, fmt::format("compile option '{}' must be a scalar (string, number, boolean or null), found {}",
                                         shown(key.text), json_kind_name(value.kind)));
@@ -540,13 +558,13 @@ private:
     return e;
   }
 
-  std::optional<std::vector<TensorSpec>> tensor_list(const JsonValue &v, const std::string &ptr) {
+  std::optional<std::vector<TensorSpec>> tensor_list(const JsonValue &v, const Pointer &ptr) {
     if (!expect(v, Kind::Array, ptr, "an array of tensors"))
       return std::nullopt;
     std::vector<TensorSpec> out;
     bool ok = true;
     for (std::size_t i = 0; i < v.items.size(); ++i) {
-      std::string p = pointer_append(ptr, i);
+      Pointer p = pointer_append(ptr, i);
       if (!expect(v.items[i], Kind::Object, p, "a tensor ({\"shape\": [...], \"dtype\": ...})")) {
         ok = false;
         continue;
@@ -561,7 +579,7 @@ private:
     return out;
   }
 
-  std::optional<InternalCall> internal_call(const JsonValue &v, const JsonValue &internal, const std::string &ptr) {
+  std::optional<InternalCall> internal_call(const JsonValue &v, const JsonValue &internal, const Pointer &ptr) {
     check_fields(v, ptr, {"internal", "kernel_name", "op", "operands", "results", "attrs"});
     InternalCall c;
     bool ok = true;
@@ -601,7 +619,7 @@ private:
       ok = false;
     }
     if (const JsonValue *attrs = v.find("attrs")) {
-      std::string p = pointer_append(ptr, "attrs");
+      Pointer p = pointer_append(ptr, "attrs");
       if (expect(*attrs, Kind::Object, p, "an object of op attributes")) {
         auto a = constant(*attrs, p);
         // {"tuple": [...]} is a tuple, but attrs themselves must stay a dict.
