@@ -3,6 +3,7 @@
 #include "nkicc/cache/cache_key.h"
 #include "nkicc/cache/py_repr.h"
 #include "nkicc/manifest/manifest.h"
+#include "nkicc/python/parser.h"
 #include "nkicc/support/file_io.h"
 
 #include <fmt/format.h>
@@ -86,6 +87,68 @@ std::optional<PyConstant> specialization_key(const ExternalCall &call, bool is_f
                             PyConstant::tuple(std::move(opts)), PyConstant::boolean(is_fallback)});
 }
 
+/// Parses every kernel source as Python 3 (SPEC §3): the whole file, host code included.
+std::optional<std::vector<python::Module>> parse_sources(const Manifest &manifest, const SourceManager &sources,
+                                                         DiagnosticEngine &diags) {
+  std::vector<python::Module> modules;
+  bool ok = true;
+  for (const KernelSource &src : manifest.sources) {
+    auto module = python::parse_module(sources, src.file, diags);
+    ok = ok && module.has_value();
+    if (module)
+      modules.push_back(std::move(*module));
+  }
+  if (!ok)
+    return std::nullopt;
+  return modules;
+}
+
+/// Every external call must name a top-level function of exactly one source.
+bool resolve_kernels(const Manifest &manifest, const std::vector<python::Module> &modules,
+                     const SourceManager &sources, DiagnosticEngine &diags) {
+  std::vector<std::string> defined;
+  for (const python::Module &m : modules)
+    for (const python::FunctionDefStmt *f : m.functions)
+      defined.emplace_back(f->name);
+  bool ok = true;
+  for (const Call &call : manifest.calls) {
+    if (!call.is_external())
+      continue;
+    const ExternalCall &e = call.external();
+    std::vector<const python::Module *> owners;
+    for (const python::Module &m : modules)
+      if (m.function(e.kernel))
+        owners.push_back(&m);
+    if (owners.size() == 1)
+      continue;
+    ok = false;
+    if (owners.empty()) {
+      std::string message = fmt::format("unknown kernel '{}': no source defines a top-level function of that name",
+                                        e.kernel);
+      std::string best = closest_match(e.kernel, defined);
+      if (!best.empty())
+        message += fmt::format("; did you mean '{}'?", best);
+      diags.error(e.kernel_loc, std::move(message), "manifest");
+    } else {
+      diags.error(e.kernel_loc, fmt::format("kernel '{}' is defined in more than one source: '{}' and '{}'", e.kernel,
+                                            sources.name(owners[0]->file), sources.name(owners[1]->file)),
+                  "manifest");
+    }
+  }
+  return ok;
+}
+
+std::string dump_sources(const std::vector<python::Module> &modules, const SourceManager &sources) {
+  std::string out;
+  for (const python::Module &m : modules) {
+    out += fmt::format("# source: {}\n", sources.name(m.file));
+    out += python::dump_ast(m, sources);
+    if (!out.empty() && out.back() != '\n')
+      out += '\n';
+  }
+  return out;
+}
+
 } // namespace
 
 std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags) {
@@ -95,10 +158,17 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
   auto target = target_for(options, *manifest, diags);
   if (!target)
     return std::nullopt;
-  switch (options.emit) {
-  case EmitKind::Manifest:
+  // Stage: the description as nkicc understood it.
+  if (options.emit == EmitKind::Manifest)
     return DriverOutput{manifest_to_json(*manifest, sources), false};
-  }
+
+  // Stage: every source parsed, and every external call's kernel found in one of them.
+  auto modules = parse_sources(*manifest, sources, diags);
+  if (!modules || !resolve_kernels(*manifest, *modules, sources, diags))
+    return std::nullopt;
+  if (options.emit == EmitKind::Ast)
+    return DriverOutput{dump_sources(*modules, sources), false};
+
   diags.internal_error("unhandled --emit stage");
   return std::nullopt;
 }

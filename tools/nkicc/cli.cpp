@@ -26,7 +26,7 @@ struct GlobalOptions {
   int verbosity = 0;
   std::string color = "auto";
   std::string output = "-";
-  std::string emit = "manifest";
+  std::string emit = "ast";
   std::string target;
 };
 
@@ -113,8 +113,10 @@ int run_checked(int argc, char **argv) {
   DriverOptions options;
   CLI::App *trace = app.add_subcommand("trace", "Trace each call of a kernel description file and emit a stage");
   trace->add_option("file", options.input, "Kernel description file (JSON), or - for standard input")->required();
-  trace->add_option("--emit", g.emit, "Stop after this stage and write its result: manifest (default)")
-      ->check(CLI::IsMember({"manifest"}));
+  trace->add_option("--emit", g.emit,
+                    "Stop after this stage and write its result: manifest (the checked description as JSON), "
+                    "ast (the parsed kernel sources); default: ast")
+      ->check(CLI::IsMember({"manifest", "ast"}));
   trace->add_option("-o,--output", g.output, "Write the result to this file, atomically (default: stdout)");
 
   CLI::App *key = app.add_subcommand("key", "Print each call's cache key components and SHA-256 key");
@@ -131,7 +133,7 @@ int run_checked(int argc, char **argv) {
   setup_logging(g);
   bool color = use_color(g.color);
   options.target = target_inputs(g);
-  std::map<std::string, EmitKind> emit_kinds = {{"manifest", EmitKind::Manifest}};
+  std::map<std::string, EmitKind> emit_kinds = {{"manifest", EmitKind::Manifest}, {"ast", EmitKind::Ast}};
   options.emit = emit_kinds.at(g.emit);
 
   SourceManager sources;

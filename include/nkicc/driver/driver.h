@@ -14,11 +14,12 @@ namespace nkicc {
 /// nkicc implements exist here.
 enum class EmitKind {
   Manifest, ///< the loaded description as canonical JSON
+  Ast,      ///< the parsed kernel sources (the Python AST of every source)
 };
 
 struct DriverOptions {
   std::string input = "-"; ///< a description file, or "-" for standard input
-  EmitKind emit = EmitKind::Manifest;
+  EmitKind emit = EmitKind::Ast;
   TargetInputs target;
 };
 
