@@ -3,6 +3,8 @@
 #include "nkicc/cache/py_repr.h"
 #include "nkicc/support/sha256.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace nkicc {
@@ -67,5 +69,50 @@ std::string key_components_string(const PyConstant &components) {
 }
 
 std::string cache_key_of(const std::string &key_components_string) { return sha256_hex(key_components_string); }
+
+namespace {
+
+/// Seed 001 `_return_shape_dtype_or_hashable`: a tensor keys by (shape, dtype), a constant by
+/// its value, and anything unhashable is NKI's error.
+std::optional<PyConstant> arg_key(const Argument &arg, std::string_view name, DiagnosticEngine &diags) {
+  if (arg.is_tensor()) {
+    const TensorSpec &t = arg.tensor();
+    return PyConstant::tuple({shape_tuple(t.shape), PyConstant::str(std::string(dtype_name(t.dtype)))});
+  }
+  const PyConstant &c = arg.constant();
+  if (!c.hashable()) {
+    diags.error(arg.loc, fmt::format("'{}' to be hashable, but got type {}", name, c.type_name()),
+                "err_nki_param_not_hashable");
+    return std::nullopt;
+  }
+  return c;
+}
+
+} // namespace
+
+std::optional<PyConstant> specialization_key(const ExternalCall &call, const std::vector<std::string> &param_names,
+                                             bool is_fallback, DiagnosticEngine &diags) {
+  std::vector<PyConstant> per_arg;
+  bool ok = true;
+  for (std::size_t i = 0; i < call.args.size(); ++i) {
+    auto k = arg_key(call.args[i], i < param_names.size() ? param_names[i] : fmt::format("args[{}]", i), diags);
+    ok = ok && k.has_value();
+    if (k)
+      per_arg.push_back(std::move(*k));
+  }
+  for (const auto &[name, arg] : call.kwargs) {
+    auto k = arg_key(arg, name, diags);
+    ok = ok && k.has_value();
+    if (k)
+      per_arg.push_back(PyConstant::tuple({PyConstant::str(name), std::move(*k)}));
+  }
+  if (!ok)
+    return std::nullopt;
+  std::vector<PyConstant> opts;
+  for (const auto &[name, value] : call.opts)
+    opts.push_back(PyConstant::tuple({PyConstant::str(name), value}));
+  return PyConstant::tuple({PyConstant::tuple(std::move(per_arg)), shape_tuple(call.grid),
+                            PyConstant::tuple(std::move(opts)), PyConstant::boolean(is_fallback)});
+}
 
 } // namespace nkicc

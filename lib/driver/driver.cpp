@@ -3,7 +3,9 @@
 #include "nkicc/cache/cache_key.h"
 #include "nkicc/cache/py_repr.h"
 #include "nkicc/manifest/manifest.h"
+#include "nkicc/ir/kernel_ir.h"
 #include "nkicc/python/parser.h"
+#include "nkicc/trace/tracer.h"
 #include "nkicc/support/file_io.h"
 
 #include <fmt/format.h>
@@ -35,56 +37,6 @@ std::optional<ResolvedTarget> target_for(const DriverOptions &options, const Man
   inputs.file_value = manifest.target;
   inputs.file_loc = manifest.target_loc;
   return resolve_target(inputs, diags);
-}
-
-PyConstant shape_tuple(const std::vector<std::int64_t> &dims) {
-  std::vector<PyConstant> items;
-  for (std::int64_t d : dims)
-    items.push_back(PyConstant::integer(d));
-  return PyConstant::tuple(std::move(items));
-}
-
-/// Seed 001 `_return_shape_dtype_or_hashable`: a tensor keys by (shape, dtype), a constant by
-/// its value, and anything unhashable is NKI's error.
-std::optional<PyConstant> arg_key(const Argument &arg, std::string_view name, DiagnosticEngine &diags) {
-  if (arg.is_tensor()) {
-    const TensorSpec &t = arg.tensor();
-    return PyConstant::tuple({shape_tuple(t.shape), PyConstant::str(std::string(dtype_name(t.dtype)))});
-  }
-  const PyConstant &c = arg.constant();
-  if (!c.hashable()) {
-    diags.error(arg.loc, fmt::format("'{}' to be hashable, but got type {}", name, c.type_name()),
-                "err_nki_param_not_hashable");
-    return std::nullopt;
-  }
-  return c;
-}
-
-/// The specialization key `(per-arg key, grid, opts, platform_target_is_fallback)` of an external
-/// call before its arguments are bound to the kernel's signature: positional arguments first,
-/// then keyword arguments in document order.
-std::optional<PyConstant> specialization_key(const ExternalCall &call, bool is_fallback, DiagnosticEngine &diags) {
-  std::vector<PyConstant> per_arg;
-  bool ok = true;
-  for (std::size_t i = 0; i < call.args.size(); ++i) {
-    auto k = arg_key(call.args[i], fmt::format("args[{}]", i), diags);
-    ok = ok && k.has_value();
-    if (k)
-      per_arg.push_back(std::move(*k));
-  }
-  for (const auto &[name, arg] : call.kwargs) {
-    auto k = arg_key(arg, name, diags);
-    ok = ok && k.has_value();
-    if (k)
-      per_arg.push_back(PyConstant::tuple({PyConstant::str(name), std::move(*k)}));
-  }
-  if (!ok)
-    return std::nullopt;
-  std::vector<PyConstant> opts;
-  for (const auto &[name, value] : call.opts)
-    opts.push_back(PyConstant::tuple({PyConstant::str(name), value}));
-  return PyConstant::tuple({PyConstant::tuple(std::move(per_arg)), shape_tuple(call.grid),
-                            PyConstant::tuple(std::move(opts)), PyConstant::boolean(is_fallback)});
 }
 
 /// Parses every kernel source as Python 3 (SPEC §3): the whole file, host code included.
@@ -169,6 +121,37 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
   if (options.emit == EmitKind::Ast)
     return DriverOutput{dump_sources(*modules, sources), false};
 
+  // Stage: every call traced (re-executing its kernel), specializations memoized.
+  trace::TraceOptions trace_options;
+  trace_options.max_instructions = options.max_instructions;
+  trace_options.use_cache = options.use_cache;
+  trace_options.print_handler = options.print_handler;
+  trace::Tracer tracer(sources, *manifest, *modules, *target, trace_options, diags);
+  if (!tracer.load_modules())
+    return std::nullopt;
+  std::vector<const trace::KernelTrace *> traces(manifest->calls.size(), nullptr);
+  for (const Call &call : manifest->calls) {
+    if (!call.is_external()) {
+      diags.error(call.internal().internal_loc,
+                  "internal kernel calls cannot be traced by this nkicc yet: the internal-kernel registry is not "
+                  "implemented (use `nkicc key` for their cache keys)",
+                  "unsupported");
+      continue;
+    }
+    traces[call.index] = tracer.trace_call(call);
+  }
+  if (diags.has_errors())
+    return std::nullopt;
+  if (options.emit == EmitKind::Ir) {
+    std::string out;
+    for (const Call &call : manifest->calls) {
+      const trace::KernelTrace &t = *traces[call.index];
+      out += fmt::format("# call {}: {} {}\n", call.index, call.external().kernel, t.specialization_key);
+      out += ir::print_function(t.function, sources);
+    }
+    return DriverOutput{std::move(out), false};
+  }
+
   diags.internal_error("unhandled --emit stage");
   return std::nullopt;
 }
@@ -186,7 +169,7 @@ std::optional<DriverOutput> run_key(const DriverOptions &options, SourceManager 
       out += '\n';
     if (call.is_external()) {
       const ExternalCall &e = call.external();
-      auto key = specialization_key(e, target->is_fallback, diags);
+      auto key = specialization_key(e, {}, target->is_fallback, diags);
       if (!key)
         continue;
       out += fmt::format("call {}: kernel {}\n  specialization key: {}\n", call.index, e.kernel, py_repr(*key));

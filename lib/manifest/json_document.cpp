@@ -38,6 +38,14 @@ const char *json_kind_name(JsonValue::Kind kind) {
   return "a value";
 }
 
+std::string number_out_of_range_message(std::string_view literal) {
+  std::string shown = escape_for_message(literal, 32);
+  if (literal.find_first_of(".eE") == std::string_view::npos)
+    return fmt::format("integer {} does not fit in 64 bits", shown);
+  // Python's json module would read such a literal as inf; RFC 8259 JSON has no infinity.
+  return fmt::format("number {} is out of the range of a 64-bit float (JSON has no infinity)", shown);
+}
+
 namespace {
 
 // The first lone surrogate (U+D800..U+DFFF, written as a \u escape and encoded by RapidJSON as
@@ -105,7 +113,7 @@ public:
       return false;
     Frame &frame = stack_.back();
     if (!frame.insert_key(key.text)) {
-      diags_.error(key.loc, fmt::format("duplicate key '{}' in object", key.text), "manifest-json");
+      diags_.error(key.loc, fmt::format("duplicate key {} in object", quote_for_message(key.text)), "manifest-json");
       return false;
     }
     frame.pending_key = std::move(key);
@@ -206,41 +214,95 @@ private:
   std::size_t last_end_ = 0;
 };
 
-std::string syntax_message(rapidjson::ParseErrorCode code) {
+// What a syntax error code expects next, in the user's words.
+std::string expectation(rapidjson::ParseErrorCode code) {
   using namespace rapidjson;
   switch (code) {
+  case kParseErrorValueInvalid:
+    return "a JSON value";
+  case kParseErrorObjectMissName:
+    return "a string key in object";
+  case kParseErrorObjectMissColon:
+    return "':' after object key";
+  case kParseErrorObjectMissCommaOrCurlyBracket:
+    return "',' or '}' in object";
+  case kParseErrorArrayMissCommaOrSquareBracket:
+    return "',' or ']' in array";
+  case kParseErrorNumberMissFraction:
+    return "a digit after the decimal point";
+  case kParseErrorNumberMissExponent:
+    return "a digit in the exponent";
+  default:
+    return {};
+  }
+}
+
+// A control character (U+0000..U+001F) in a string, which JSON requires to be escaped.
+std::string control_in_string(unsigned char c) {
+  if (c == '\n' || c == '\r')
+    return "unterminated string: a JSON string cannot span lines (write a line break as \\n)";
+  const char *escape = c == '\t' ? "\\t" : c == '\b' ? "\\b" : c == '\f' ? "\\f" : nullptr;
+  return fmt::format("unescaped control character U+{:04X} in string; write it as {}", c,
+                     escape ? std::string(escape) : fmt::format("\\u{:04x}", c));
+}
+
+// A literal RapidJSON found too large: an integer beyond 308 digits, or a float beyond 1.8e308.
+std::string number_too_big(std::string_view text, std::size_t offset) {
+  std::size_t end = offset;
+  while (end < text.size() && std::string_view("+-.eE0123456789").find(text[end]) != std::string_view::npos)
+    ++end;
+  return number_out_of_range_message(text.substr(offset, end - offset));
+}
+
+// What stopped RapidJSON, in the user's terms. RapidJSON reads a NUL byte as the end of the
+// text and folds several faults into one code (a TAB in a string is an "invalid escape"), so
+// the bytes at the error offset decide the message.
+std::string syntax_message(std::string_view text, std::size_t offset, rapidjson::ParseErrorCode code) {
+  using namespace rapidjson;
+  bool at_end = offset >= text.size();
+  auto here = at_end ? 0u : static_cast<unsigned char>(text[offset]);
+  // RFC 8259 §8.1 lets a reader ignore a byte order mark; Python's json.loads refuses one, and
+  // so does nkicc, with a message that names it.
+  if (offset == 0 && text.starts_with("\xEF\xBB\xBF"))
+    return "the file starts with a UTF-8 byte order mark; JSON does not allow one";
+  if (!at_end && here == 0)
+    return "unexpected NUL byte (binary file?)";
+  switch (code) {
   case kParseErrorDocumentEmpty:
-    return "expected a JSON value, found the end of the file";
+    // RapidJSON also says "empty" when the first character cannot start a value.
+    return at_end ? "expected a JSON value, found the end of the file" : "invalid JSON value";
   case kParseErrorDocumentRootNotSingular:
     return "unexpected text after the JSON value";
-  case kParseErrorValueInvalid:
-    return "invalid JSON value";
-  case kParseErrorObjectMissName:
-    return "expected a string key in object";
-  case kParseErrorObjectMissColon:
-    return "expected ':' after object key";
-  case kParseErrorObjectMissCommaOrCurlyBracket:
-    return "expected ',' or '}' in object";
-  case kParseErrorArrayMissCommaOrSquareBracket:
-    return "expected ',' or ']' in array";
+  case kParseErrorStringEscapeInvalid:
+  case kParseErrorStringInvalidEncoding:
+  case kParseErrorStringMissQuotationMark:
+    if (at_end)
+      return "unexpected end of file: unterminated string";
+    if (here < 0x20)
+      return control_in_string(here);
+    if (here == '\\')
+      return "invalid escape sequence in string";
+    return fmt::format("invalid UTF-8 in string (byte 0x{:02X})", here);
   case kParseErrorStringUnicodeEscapeInvalidHex:
     return "invalid \\u escape in string";
   case kParseErrorStringUnicodeSurrogateInvalid:
     return "invalid UTF-16 surrogate pair in string";
-  case kParseErrorStringEscapeInvalid:
-    return "invalid escape sequence in string";
-  case kParseErrorStringMissQuotationMark:
-    return "unterminated string";
-  case kParseErrorStringInvalidEncoding:
-    return "invalid UTF-8 or control character in string";
   case kParseErrorNumberTooBig:
-    // Python's json module would read such a literal as inf; RFC 8259 JSON has no infinity.
-    return "number is too large for a 64-bit float";
+    return number_too_big(text, offset);
+  default:
+    break;
+  }
+  std::string expected = expectation(code);
+  if (at_end)
+    return expected.empty() ? std::string("unexpected end of file") : "unexpected end of file: expected " + expected;
+  switch (code) {
+  case kParseErrorValueInvalid:
+    return "invalid JSON value";
   case kParseErrorNumberMissFraction:
   case kParseErrorNumberMissExponent:
     return "invalid number";
   default:
-    return fmt::format("invalid JSON: {}", GetParseError_En(code));
+    return expected.empty() ? fmt::format("invalid JSON: {}", GetParseError_En(code)) : "expected " + expected;
   }
 }
 
@@ -259,7 +321,8 @@ std::optional<JsonValue> parse_json(const SourceManager &sources, FileId file, D
   if (!result) {
     // A handler abort has reported its own, better-located error already.
     if (diags.error_count() == errors_before)
-      diags.error({file, static_cast<std::uint32_t>(result.Offset())}, syntax_message(result.Code()), "manifest-json");
+      diags.error({file, static_cast<std::uint32_t>(result.Offset())},
+                  syntax_message(text, result.Offset(), result.Code()), "manifest-json");
     return std::nullopt;
   }
   // RapidJSON stops at a NUL byte as if the text ended there; nothing may follow the value.
@@ -267,7 +330,9 @@ std::optional<JsonValue> parse_json(const SourceManager &sources, FileId file, D
   while (rest < text.size() && (text[rest] == ' ' || text[rest] == '\t' || text[rest] == '\n' || text[rest] == '\r'))
     ++rest;
   if (rest < text.size()) {
-    diags.error({file, static_cast<std::uint32_t>(rest)}, "unexpected text after the JSON value", "manifest-json");
+    diags.error({file, static_cast<std::uint32_t>(rest)},
+                text[rest] == '\0' ? "unexpected NUL byte (binary file?)" : "unexpected text after the JSON value",
+                "manifest-json");
     return std::nullopt;
   }
   return builder.take_root();

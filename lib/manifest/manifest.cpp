@@ -5,8 +5,9 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <set>
 
@@ -15,6 +16,8 @@ namespace nkicc {
 namespace {
 
 constexpr const char *kId = "manifest";
+/// A number literal in a message is cut after this many characters.
+constexpr std::size_t kShownDigits = 32;
 
 using Kind = JsonValue::Kind;
 
@@ -33,8 +36,8 @@ struct Pointer {
     out += '/';
     if (is_index)
       return out + std::to_string(index);
-    // `~` and `/` in a key are escaped.
-    for (char c : key) {
+    // `~` and `/` in a key are escaped (RFC 6901); the key is user text, shown escaped and cut.
+    for (char c : escape_for_message(key)) {
       if (c == '~')
         out += "~0";
       else if (c == '/')
@@ -47,6 +50,10 @@ struct Pointer {
 };
 
 const Pointer kRoot{};
+
+// The fields of each kind of call; the kind's own name comes first.
+const std::vector<std::string> kExternalCallFields = {"kernel", "args", "kwargs", "grid", "nc", "opts"};
+const std::vector<std::string> kInternalCallFields = {"internal", "kernel_name", "op", "operands", "results", "attrs"};
 
 Pointer pointer_append(const Pointer &base, std::string_view key) { return {&base, key, 0, false}; }
 Pointer pointer_append(const Pointer &base, std::size_t index) { return {&base, {}, index, true}; }
@@ -61,16 +68,6 @@ std::string quote_list(const std::vector<std::string> &names) {
   return out;
 }
 
-// Error text shows user strings; a huge or binary one is cut so that a message stays one line.
-std::string shown(std::string_view s) {
-  std::string out;
-  for (char c : s.substr(0, 64))
-    out += (static_cast<unsigned char>(c) < 0x20) ? '?' : c;
-  if (s.size() > 64)
-    out += "...";
-  return out;
-}
-
 class Checker {
 public:
   Checker(SourceManager &sources, DiagnosticEngine &diags, const ManifestLoadOptions &options)
@@ -80,7 +77,8 @@ public:
     Manifest m;
     m.file = file;
     if (root.kind != Kind::Object) {
-      error(root, kRoot, fmt::format("a kernel description must be a JSON object, not {}", json_kind_name(root.kind)));
+      diags_.error(root.loc, fmt::format("a kernel description must be a JSON object, not {}", json_kind_name(root.kind)),
+                   kId);
       return std::nullopt;
     }
     check_fields(root, kRoot, {"nkicc", "name", "target", "sources", "calls"});
@@ -110,7 +108,7 @@ public:
           m.target = *s;
           m.target_loc = v->loc;
         } else {
-          error(*v, pointer_append(kRoot, "target"), with_suggestion(fmt::format("unknown target '{}'", shown(*s)), *s, target_names()) +
+          error(*v, pointer_append(kRoot, "target"), with_suggestion(fmt::format("unknown target {}", quote_for_message(*s)), *s, target_names()) +
                                    fmt::format(" (expected one of {})", quote_list(target_names())));
         }
       }
@@ -132,17 +130,32 @@ public:
       error(root, kRoot, "missing required field 'calls' (the list of kernel calls, may be empty)");
     }
 
+    // The checks above go field by field; the user reads the file top to bottom, so the errors
+    // are reported in document order (every value nests inside its object, so sorting by offset
+    // orders the fields of each object and keeps calls and sources in their order).
+    std::stable_sort(pending_.begin(), pending_.end(),
+                     [](const Diagnostic &a, const Diagnostic &b) { return a.loc.offset < b.loc.offset; });
+    for (Diagnostic &d : pending_)
+      diags_.report(std::move(d));
+    pending_.clear();
     if (failed_)
       return std::nullopt;
     return m;
   }
 
 private:
-  Diagnostic &error(const JsonValue &v, const Pointer &ptr, std::string message) {
-    failed_ = true;
+  void error(const JsonValue &v, const Pointer &ptr, std::string message) {
     std::string where = ptr.str();
-    std::string text = where.empty() ? std::move(message) : fmt::format("{}: {}", where, message);
-    return diags_.error(v.loc, std::move(text), kId);
+    Diagnostic d;
+    d.loc = v.loc;
+    d.message = where.empty() ? std::move(message) : fmt::format("{}: {}", where, message);
+    d.id = kId;
+    report(std::move(d));
+  }
+
+  void report(Diagnostic d) {
+    failed_ = true;
+    pending_.push_back(std::move(d));
   }
 
   static std::string with_suggestion(std::string message, std::string_view word,
@@ -167,7 +180,7 @@ private:
         known = known || a == key.text;
       if (known)
         continue;
-      std::string msg = with_suggestion(fmt::format("unknown field '{}'", shown(key.text)), key.text, accepted);
+      std::string msg = with_suggestion(fmt::format("unknown field {}", quote_for_message(key.text)), key.text, accepted);
       error(key, ptr, msg + fmt::format(" (accepted: {})", quote_list(accepted)));
     }
   }
@@ -179,15 +192,22 @@ private:
   }
 
   std::optional<std::int64_t> integer(const JsonValue &v, const Pointer &ptr) {
-    if (v.kind != Kind::Number || !v.is_integer_literal()) {
-      error(v, ptr, fmt::format("expected an integer, found {}", v.kind == Kind::Number ? "a fractional number"
-                                                                                         : json_kind_name(v.kind)));
+    if (v.kind != Kind::Number) {
+      error(v, ptr, fmt::format("expected an integer, found {}", json_kind_name(v.kind)));
+      return std::nullopt;
+    }
+    if (!v.is_integer_literal()) {
+      // 1e0 is an integer's value, but JSON and Python both read it as a float.
+      bool fraction = v.text.find('.') != std::string::npos;
+      error(v, ptr, fraction ? std::string("expected an integer, found a fractional number")
+                             : fmt::format("expected an integer, found {} (a number with an exponent)",
+                                           escape_for_message(v.text, kShownDigits)));
       return std::nullopt;
     }
     std::int64_t out = 0;
     auto [end, ec] = std::from_chars(v.text.data(), v.text.data() + v.text.size(), out);
     if (ec != std::errc() || end != v.text.data() + v.text.size()) {
-      error(v, ptr, fmt::format("integer {} does not fit in 64 bits", shown(v.text)));
+      error(v, ptr, number_out_of_range_message(v.text));
       return std::nullopt;
     }
     return out;
@@ -245,7 +265,7 @@ private:
         if (auto dt = parse_dtype(*s)) {
           t.dtype = *dt;
         } else {
-          error(*d, p, with_suggestion(fmt::format("unknown dtype '{}'", shown(*s)), *s, dtype_names()));
+          error(*d, p, with_suggestion(fmt::format("unknown dtype {}", quote_for_message(*s)), *s, dtype_names()));
           ok = false;
         }
       } else {
@@ -307,9 +327,15 @@ private:
           return std::nullopt;
         return PyConstant::integer(*i);
       }
-      // As Python's json module: 1e400 is inf, 1e-400 is 0.0 (strtod rounds correctly).
-      errno = 0;
+      // The JSON reader has rejected literals beyond the double range (1e400: JSON has no
+      // infinity, where Python's json module would read inf); 1e-400 is 0.0, as in Python
+      // (strtod rounds correctly).
       double d = std::strtod(v.text.c_str(), nullptr);
+      if (std::isinf(d)) {
+        // RapidJSON lets 9e308 through: its range check looks at the exponent only.
+        error(v, ptr, number_out_of_range_message(v.text));
+        return std::nullopt;
+      }
       return PyConstant::floating(d);
     }
     case Kind::Array: {
@@ -377,12 +403,12 @@ private:
     const JsonValue *code = v.find("code");
     const JsonValue *name = v.find("name");
     if (path && code) {
-      error(*code, ptr, "a source has either 'path' or 'code', not both");
+      error(*code, pointer_append(ptr, "code"), "a source has either 'path' or 'code', not both");
       return std::nullopt;
     }
     if (path) {
       if (name)
-        error(*name, ptr, "'name' is only for inline 'code'; a 'path' source is named by its path");
+        error(*name, pointer_append(ptr, "name"), "'name' is only for inline 'code'; a 'path' source is named by its path");
       Pointer p = pointer_append(ptr, "path");
       auto s = string(*path, p);
       if (!s)
@@ -398,13 +424,12 @@ private:
       auto text = read_file(src.resolved_path, why);
       if (!text) {
         // A source that cannot be read is an I/O error (exit 3), located at its `path` value.
-        failed_ = true;
         Diagnostic d;
         d.error_class = ErrorClass::IO;
         d.loc = path->loc;
-        d.message = fmt::format("{}: cannot read kernel source '{}': {}", p.str(), src.resolved_path, why);
+        d.message = fmt::format("{}: cannot read kernel source {}: {}", p.str(), quote_for_message(src.resolved_path, 256), why);
         d.id = kId;
-        diags_.report(std::move(d));
+        report(std::move(d));
         return std::nullopt;
       }
       src.file = sources_.add_buffer(src.resolved_path, std::move(*text));
@@ -429,7 +454,7 @@ private:
       return std::nullopt;
     }
     if (!source_names_.insert(src.name).second) {
-      error(v, ptr, fmt::format("duplicate source '{}'", shown(src.name)));
+      error(v, ptr, fmt::format("duplicate source {}", quote_for_message(src.name)));
       return std::nullopt;
     }
     return src;
@@ -444,7 +469,7 @@ private:
     const JsonValue *kernel = v.find("kernel");
     const JsonValue *internal = v.find("internal");
     if (kernel && internal) {
-      error(*internal, ptr, "a call names either 'kernel' (a kernel in sources) or 'internal' (a registry kernel), not both");
+      error(*internal, pointer_append(ptr, "internal"), "a call names either 'kernel' (a kernel in sources) or 'internal' (a registry kernel), not both");
       return std::nullopt;
     }
     if (kernel) {
@@ -458,6 +483,11 @@ private:
         return std::nullopt;
       c.body = std::move(*i);
     } else {
+      // Without a kind to go by, a misspelt 'kernel' or 'internal' still gets its suggestion.
+      std::vector<std::string> accepted = kExternalCallFields;
+      accepted.insert(accepted.end(), kInternalCallFields.begin() + 1, kInternalCallFields.end());
+      accepted.insert(accepted.begin() + 1, kInternalCallFields.front());
+      check_fields(v, ptr, accepted);
       error(v, ptr, "a call needs 'kernel' (a kernel in sources) or 'internal' (a registry kernel)");
       return std::nullopt;
     }
@@ -465,7 +495,7 @@ private:
   }
 
   std::optional<ExternalCall> external_call(const JsonValue &v, const JsonValue &kernel, const Pointer &ptr) {
-    check_fields(v, ptr, {"kernel", "args", "kwargs", "grid", "nc", "opts"});
+    check_fields(v, ptr, kExternalCallFields);
     ExternalCall e;
     bool ok = true;
     if (auto s = string(kernel, pointer_append(ptr, "kernel"))) {
@@ -539,8 +569,8 @@ private:
         for (const auto &[key, value] : opts->members) {
           Pointer q = pointer_append(p, key.text);
           if (value.kind == Kind::Array || value.kind == Kind::Object) {
-            error(value, q, fmt::format("compile option '{}' must be a scalar (string, number, boolean or null), found {}",
-                                        shown(key.text), json_kind_name(value.kind)));
+            error(value, q, fmt::format("compile option {} must be a scalar (string, number, boolean or null), found {}",
+                                        quote_for_message(key.text), json_kind_name(value.kind)));
             ok = false;
             continue;
           }
@@ -580,7 +610,7 @@ private:
   }
 
   std::optional<InternalCall> internal_call(const JsonValue &v, const JsonValue &internal, const Pointer &ptr) {
-    check_fields(v, ptr, {"internal", "kernel_name", "op", "operands", "results", "attrs"});
+    check_fields(v, ptr, kInternalCallFields);
     InternalCall c;
     bool ok = true;
     if (auto s = string(internal, pointer_append(ptr, "internal"))) {
@@ -644,6 +674,7 @@ private:
   DiagnosticEngine &diags_;
   const ManifestLoadOptions &options_;
   std::set<std::string, std::less<>> source_names_;
+  std::vector<Diagnostic> pending_; ///< this file's errors, reported in document order at the end
   bool failed_ = false;
 };
 

@@ -264,6 +264,23 @@ private:
     Parser &parser;
   };
 
+  /// Left-deep chains (`a.b.c`, `a + b + c`) are built by loops, but the tree they build is
+  /// as deep as the chain is long, and every later walk over it recurses: each link counts
+  /// against the same depth budget as nested expressions.
+  struct ChainGuard {
+    explicit ChainGuard(Parser &p) : parser(p) {}
+    ~ChainGuard() { parser.depth_ -= links; }
+    ChainGuard(const ChainGuard &) = delete;
+    ChainGuard &operator=(const ChainGuard &) = delete;
+    void link() {
+      ++links;
+      if (++parser.depth_ > kMaxExpressionDepth)
+        parser.fail(parser.tok().begin, "parser stack overflowed - Python source too complex to parse");
+    }
+    Parser &parser;
+    int links = 0;
+  };
+
   // ---- node construction ----------------------------------------------------------------------
   template <class T> T *node(std::uint32_t begin, std::uint32_t end) {
     T *n = arena_.make<T>();
@@ -348,7 +365,7 @@ private:
   std::uint32_t parse_fstring_body(const StringPiece &piece, std::uint32_t p, std::uint32_t end, int spec_level,
                                    std::uint32_t range_begin, std::uint32_t range_end, std::string &literal);
   std::uint32_t parse_fstring_field(const StringPiece &piece, std::uint32_t p, std::uint32_t end, int spec_level,
-                                    std::uint32_t range_begin, std::uint32_t range_end);
+                                    std::uint32_t range_begin, std::uint32_t range_end, std::string &literal);
   void flush_literal(std::string &literal, std::uint32_t begin, std::uint32_t end);
   Expr *parse_fstring_expression(std::uint32_t begin, std::uint32_t end);
 
@@ -1338,11 +1355,13 @@ done:
 Expr *Parser::parse_binary(int min_precedence) {
   std::uint32_t begin = tok().begin;
   Expr *left = parse_factor();
+  ChainGuard chain(*this);
   for (;;) {
     BinOpKind op;
     int precedence = binary_precedence(kind(), op);
     if (precedence == 0 || precedence < min_precedence)
       return left;
+    chain.link();
     advance();
     Expr *right = parse_binary(precedence + 1);
     auto *e = node_from<BinOpExpr>(begin);
@@ -1401,7 +1420,10 @@ Expr *Parser::parse_power() {
 Expr *Parser::parse_primary() {
   std::uint32_t begin = tok().begin;
   Expr *e = parse_atom();
+  ChainGuard chain(*this);
   for (;;) {
+    if (at(TK::Dot) || at(TK::LParen) || at(TK::LSquare))
+      chain.link();
     switch (kind()) {
     case TK::Dot: {
       advance();
@@ -2041,8 +2063,7 @@ std::uint32_t Parser::parse_fstring_body(const StringPiece &piece, std::uint32_t
         p += 2;
         continue;
       }
-      flush_literal(literal, range_begin, range_end);
-      p = parse_fstring_field(piece, p, end, spec_level, range_begin, range_end);
+      p = parse_fstring_field(piece, p, end, spec_level, range_begin, range_end, literal);
       continue;
     }
     // '}'
@@ -2060,7 +2081,7 @@ std::uint32_t Parser::parse_fstring_body(const StringPiece &piece, std::uint32_t
 
 /// One replacement field `{expression[=][!conversion][:format_spec]}` starting at the '{'.
 std::uint32_t Parser::parse_fstring_field(const StringPiece &piece, std::uint32_t p, std::uint32_t end, int spec_level,
-                                          std::uint32_t range_begin, std::uint32_t range_end) {
+                                          std::uint32_t range_begin, std::uint32_t range_end, std::string &literal) {
   std::uint32_t field_begin = p;
   std::uint32_t expr_begin = p + 1;
   std::uint32_t q = expr_begin;
@@ -2145,14 +2166,13 @@ std::uint32_t Parser::parse_fstring_field(const StringPiece &piece, std::uint32_
   auto *f = node<FormattedValueExpr>(field_begin, 0);
   f->value = value;
   if (debug) {
+    // `{x=}` shows its own text before the value, merged into the literal before it.
     ++q;
     while (q < end && (text_[q] == ' ' || text_[q] == '\t' || text_[q] == '\n' || text_[q] == '\r'))
       ++q;
-    auto *c = node<ConstantExpr>(range_begin, range_end);
-    c->value_kind = ConstantKind::Str;
-    c->text = intern(text_.substr(expr_begin, q - expr_begin));
-    push(c);
+    literal.append(text_.substr(expr_begin, q - expr_begin));
   }
+  flush_literal(literal, range_begin, range_end);
   if (q < end && text_[q] == '!') {
     ++q;
     char conv = q < end ? text_[q] : '\0';
@@ -2167,9 +2187,9 @@ std::uint32_t Parser::parse_fstring_field(const StringPiece &piece, std::uint32_
     ++q;
     std::uint32_t spec_begin = q;
     std::size_t m = mark();
-    std::string literal;
-    q = parse_fstring_body(piece, q, end, spec_level + 1, range_begin, range_end, literal);
-    flush_literal(literal, range_begin, range_end);
+    std::string spec_literal;
+    q = parse_fstring_body(piece, q, end, spec_level + 1, range_begin, range_end, spec_literal);
+    flush_literal(spec_literal, range_begin, range_end);
     auto *spec = node<JoinedStrExpr>(spec_begin, q);
     spec->range = SourceRange{SourceLoc{file_, range_begin}, range_end};
     spec->values = finish<Expr>(m);
@@ -2333,7 +2353,8 @@ void *AstArena::allocate(std::size_t size, std::size_t align) {
   std::size_t pad = cur_ ? (align - reinterpret_cast<std::uintptr_t>(cur_) % align) % align : 0;
   if (!cur_ || pad + size > space) {
     std::size_t block = std::max(next_block_, size + align);
-    blocks_.push_back(std::make_unique<std::byte[]>(block));
+    // Default-initialized: every node is constructed over its bytes, so zeroing is wasted work.
+    blocks_.push_back(std::unique_ptr<std::byte[]>(new std::byte[block]));
     cur_ = blocks_.back().get();
     end_ = cur_ + block;
     if (next_block_ < 4 * 1024 * 1024)

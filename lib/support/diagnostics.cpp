@@ -48,6 +48,29 @@ const char *severity_color(Severity s) {
   return "";
 }
 
+bool is_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+// The code point of the valid sequence of `n` bytes at `s[i]`.
+char32_t decode_utf8(std::string_view s, std::size_t i, std::size_t n) {
+  auto b = [&](std::size_t k) { return static_cast<char32_t>(static_cast<unsigned char>(s[i + k])); };
+  switch (n) {
+  case 1:
+    return b(0);
+  case 2:
+    return ((b(0) & 0x1F) << 6) | (b(1) & 0x3F);
+  case 3:
+    return ((b(0) & 0x0F) << 12) | ((b(1) & 0x3F) << 6) | (b(2) & 0x3F);
+  default:
+    return ((b(0) & 0x07) << 18) | ((b(1) & 0x3F) << 12) | ((b(2) & 0x3F) << 6) | (b(3) & 0x3F);
+  }
+}
+
+// Characters a terminal acts on rather than shows: C0 and C1 controls, DEL, and the bidi
+// overrides and isolates that reorder the rest of a line.
+bool is_control(char32_t cp) {
+  return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
 void render_one(std::string &out, const Diagnostic &d, const SourceManager &sm, const RenderOptions &opt) {
   const char *bold = opt.color ? "\033[1m" : "";
   const char *reset = opt.color ? "\033[0m" : "";
@@ -80,10 +103,10 @@ void render_one(std::string &out, const Diagnostic &d, const SourceManager &sm, 
     std::size_t half = opt.max_line_width / 2;
     begin = col > half ? col - half : 0;
     end = std::min(line.size(), begin + opt.max_line_width);
-    // Never cut a UTF-8 sequence in half.
-    while (begin > 0 && (static_cast<unsigned char>(line[begin]) & 0xC0) == 0x80)
+    // Never cut a UTF-8 sequence in half (a sequence has at most 3 continuation bytes).
+    for (int k = 0; k < 3 && begin > 0 && is_continuation(line[begin]); ++k)
       --begin;
-    while (end < line.size() && (static_cast<unsigned char>(line[end]) & 0xC0) == 0x80)
+    for (int k = 0; k < 3 && end < line.size() && is_continuation(line[end]); ++k)
       ++end;
     cut_left = begin > 0;
     cut_right = end < line.size();
@@ -94,13 +117,20 @@ void render_one(std::string &out, const Diagnostic &d, const SourceManager &sm, 
     shown += "...";
     caret += "   ";
   }
-  for (std::size_t i = begin; i < end; ++i) {
+  // One column per character: a valid UTF-8 sequence is copied, anything a terminal could act
+  // on (control bytes, bytes that are not UTF-8) becomes one '?'.
+  for (std::size_t i = begin; i < end;) {
+    std::size_t n = utf8_sequence_length(line, i);
     unsigned char c = static_cast<unsigned char>(line[i]);
-    // Control bytes would garble the terminal; binary input is shown as '?'.
-    bool control = c < 0x20 && c != '\t';
-    shown += control || c == 0x7F ? '?' : static_cast<char>(c);
-    if (i < col && (c & 0xC0) != 0x80)
+    if (n == 0 || (n == 1 && c != '\t' && is_control(c)) || (n > 1 && is_control(decode_utf8(line, i, n)))) {
+      shown += '?';
+      n = n == 0 ? 1 : n;
+    } else {
+      shown.append(line.substr(i, n));
+    }
+    if (i < col)
       caret += c == '\t' ? '\t' : ' ';
+    i += n;
   }
   if (cut_right)
     shown += "...";
@@ -168,6 +198,60 @@ std::string render_diagnostic(const Diagnostic &diag, const SourceManager &sourc
   for (const Diagnostic &note : diag.notes)
     render_one(out, note, sources, options);
   return out;
+}
+
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
+  auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  unsigned char c = b(0);
+  if (c < 0x80)
+    return 1;
+  std::size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+  if (n == 0 || i + n > s.size())
+    return 0;
+  for (std::size_t k = 1; k < n; ++k)
+    if ((b(k) & 0xC0) != 0x80)
+      return 0;
+  // No overlong forms, no surrogates, nothing above U+10FFFF.
+  if ((c == 0xE0 && b(1) < 0xA0) || (c == 0xED && b(1) >= 0xA0) || (c == 0xF0 && b(1) < 0x90) ||
+      (c == 0xF4 && b(1) >= 0x90))
+    return 0;
+  return n;
+}
+
+std::string escape_for_message(std::string_view text, std::size_t max_bytes) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t n = utf8_sequence_length(text, i);
+    if (i + std::max<std::size_t>(n, 1) > max_bytes) {
+      out += "...";
+      break;
+    }
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (n == 0) {
+      out += fmt::format("\\x{:02x}", c);
+      i += 1;
+      continue;
+    }
+    char32_t cp = decode_utf8(text, i, n);
+    if (cp == '\n')
+      out += "\\n";
+    else if (cp == '\t')
+      out += "\\t";
+    else if (cp == '\r')
+      out += "\\r";
+    else if (cp == '\\')
+      out += "\\\\";
+    else if (is_control(cp))
+      out += cp < 0x80 ? fmt::format("\\x{:02x}", c) : fmt::format("\\u{:04x}", static_cast<std::uint32_t>(cp));
+    else
+      out.append(text.substr(i, n));
+    i += n;
+  }
+  return out;
+}
+
+std::string quote_for_message(std::string_view text, std::size_t max_bytes) {
+  return "'" + escape_for_message(text, max_bytes) + "'";
 }
 
 std::string closest_match(std::string_view word, const std::vector<std::string> &candidates) {

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -115,6 +116,21 @@ bool write_file_atomically(const std::string &path, std::string_view data, std::
   if (!ok)
     ::unlink(tmpl.c_str());
   return ok;
+}
+
+bool same_file(const std::string &a, const std::string &b) {
+  if (a == "-" || b == "-" || a.empty() || b.empty())
+    return false;
+  struct stat sa {}, sb {};
+  bool has_a = ::stat(a.c_str(), &sa) == 0;
+  bool has_b = ::stat(b.c_str(), &sb) == 0;
+  if (has_a && has_b)
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  if (has_a != has_b)
+    return false;
+  std::error_code ec;
+  auto normal = [&](const std::string &p) { return std::filesystem::absolute(p, ec).lexically_normal(); };
+  return normal(a) == normal(b);
 }
 
 std::string parent_dir(std::string_view path) {

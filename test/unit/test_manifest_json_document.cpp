@@ -57,13 +57,57 @@ TEST_CASE("syntax errors are located", "[manifest]") {
   CHECK(Parsed("[1 2]").first_error() == "1:4 expected ',' or ']' in array");
   CHECK(Parsed("").first_error() == "1:1 expected a JSON value, found the end of the file");
   CHECK(Parsed("{} x").first_error() == "1:4 unexpected text after the JSON value");
-  CHECK(Parsed(std::string("{}\0x", 4)).first_error() == "1:3 unexpected text after the JSON value");
-  CHECK(Parsed("\"abc").first_error() == "1:5 unterminated string");
-  CHECK(Parsed("1e400").first_error() == "1:1 number is too large for a 64-bit float");
+  CHECK(Parsed(std::string("{}\0x", 4)).first_error() == "1:3 unexpected NUL byte (binary file?)");
+  CHECK(Parsed("\"abc").first_error() == "1:5 unexpected end of file: unterminated string");
+  CHECK(Parsed("1e400").first_error() ==
+        "1:1 number 1e400 is out of the range of a 64-bit float (JSON has no infinity)");
+}
+
+TEST_CASE("a file cut short says so and what was expected", "[manifest]") {
+  CHECK(Parsed("{").first_error() == "1:2 unexpected end of file: expected a string key in object");
+  CHECK(Parsed("{\"a\"").first_error() == "1:5 unexpected end of file: expected ':' after object key");
+  CHECK(Parsed("{\"a\":").first_error() == "1:6 unexpected end of file: expected a JSON value");
+  CHECK(Parsed("[1").first_error() == "1:3 unexpected end of file: expected ',' or ']' in array");
+  CHECK(Parsed("[1.").first_error() == "1:4 unexpected end of file: expected a digit after the decimal point");
+  CHECK(Parsed("  ").first_error() == "1:3 expected a JSON value, found the end of the file");
+}
+
+TEST_CASE("a string fault names the byte that caused it", "[manifest]") {
+  CHECK(Parsed("[\"a\tb\"]").first_error() == "1:4 unescaped control character U+0009 in string; write it as \\t");
+  CHECK(Parsed("[\"a\fb\"]").first_error() == "1:4 unescaped control character U+000C in string; write it as \\f");
+  CHECK(Parsed("[\"a\x01\"]").first_error() ==
+        "1:4 unescaped control character U+0001 in string; write it as \\u0001");
+  CHECK(Parsed("[\"ab\n\"]").first_error() ==
+        "1:5 unterminated string: a JSON string cannot span lines (write a line break as \\n)");
+  CHECK(Parsed("[\"ab\r\n\"]").first_error() ==
+        "1:5 unterminated string: a JSON string cannot span lines (write a line break as \\n)");
+  CHECK(Parsed(std::string("[\"a\0\"]", 6)).first_error() == "1:4 unexpected NUL byte (binary file?)");
+  CHECK(Parsed("[\"a\\qb\"]").first_error() == "1:4 invalid escape sequence in string");
+  CHECK(Parsed("[\"a\xff\"]").first_error() == "1:4 invalid UTF-8 in string (byte 0xFF)");
+}
+
+TEST_CASE("a NUL byte or a byte order mark is named wherever it stops the reader", "[manifest]") {
+  CHECK(Parsed(std::string("\0{}", 3)).first_error() == "1:1 unexpected NUL byte (binary file?)");
+  CHECK(Parsed(std::string("[1,\0]", 5)).first_error() == "1:4 unexpected NUL byte (binary file?)");
+  CHECK(Parsed(std::string("{\"a\"\0:1}", 8)).first_error() == "1:5 unexpected NUL byte (binary file?)");
+  CHECK(Parsed("\xEF\xBB\xBF{}").first_error() ==
+        "1:1 the file starts with a UTF-8 byte order mark; JSON does not allow one");
+}
+
+TEST_CASE("numbers beyond int64 or double are named as such", "[manifest]") {
+  CHECK(Parsed("[" + std::string(400, '9') + "]").first_error() ==
+        "1:2 integer " + std::string(32, '9') + "... does not fit in 64 bits");
+  CHECK(Parsed("[-2.5e999]").first_error() ==
+        "1:2 number -2.5e999 is out of the range of a 64-bit float (JSON has no infinity)");
+  CHECK(number_out_of_range_message("9223372036854775808") == "integer 9223372036854775808 does not fit in 64 bits");
+  CHECK(number_out_of_range_message("9e308") ==
+        "number 9e308 is out of the range of a 64-bit float (JSON has no infinity)");
 }
 
 TEST_CASE("duplicate keys are an error at the second key", "[manifest]") {
   CHECK(Parsed("{\"a\": 1, \"a\": 2}").first_error() == "1:10 duplicate key 'a' in object");
+  CHECK(Parsed("{\"a\\n\\u001b\": 1, \"a\\n\\u001b\": 2}").first_error() ==
+        "1:18 duplicate key 'a\\n\\x1b' in object");
 }
 
 TEST_CASE("a lone surrogate escape is rejected", "[manifest]") {

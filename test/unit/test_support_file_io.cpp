@@ -48,3 +48,23 @@ TEST_CASE("atomic writes replace the file and leave no temporary behind", "[supp
   ::unlink(path.c_str());
   ::rmdir(dir.c_str());
 }
+
+TEST_CASE("same_file compares files, not spellings", "[support]") {
+  char tmpl[] = "/tmp/nkicc-unit-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl));
+  std::string dir = tmpl;
+  std::string error;
+  REQUIRE(write_file_atomically(dir + "/a.json", "{}", error));
+  REQUIRE(::symlink((dir + "/a.json").c_str(), (dir + "/link.json").c_str()) == 0);
+  CHECK(same_file(dir + "/a.json", dir + "/a.json"));
+  CHECK(same_file(dir + "/a.json", dir + "/./a.json"));
+  CHECK(same_file(dir + "/link.json", dir + "/a.json"));
+  CHECK_FALSE(same_file(dir + "/a.json", dir + "/b.json"));
+  // Neither exists: the normalized paths decide.
+  CHECK(same_file(dir + "/x/../b.json", dir + "/b.json"));
+  CHECK_FALSE(same_file(dir + "/b.json", dir + "/c.json"));
+  CHECK_FALSE(same_file("-", "-"));
+  ::unlink((dir + "/link.json").c_str());
+  ::unlink((dir + "/a.json").c_str());
+  ::rmdir(dir.c_str());
+}

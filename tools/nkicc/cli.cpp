@@ -5,9 +5,11 @@
 #include "nkicc/version.h"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -26,7 +28,7 @@ struct GlobalOptions {
   int verbosity = 0;
   std::string color = "auto";
   std::string output = "-";
-  std::string emit = "ast";
+  std::string emit = "ir";
   std::string target;
 };
 
@@ -84,6 +86,17 @@ TargetInputs target_inputs(const GlobalOptions &g) {
 
 /// Writes the result atomically to -o, or to stdout; returns the exit code.
 int deliver(const DriverOutput &out, const std::string &path, DiagnosticEngine &diags) {
+  // Inputs are never modified (SPEC §10): -o may not name the description file or any file the
+  // run has read (every file read is registered with the source manager under its path).
+  const SourceManager &sources = diags.sources();
+  for (FileId f = 1; f <= sources.file_count(); ++f) {
+    std::string input(sources.name(f));
+    if (input != "<stdin>" && same_file(path, input)) {
+      diags.error({}, fmt::format("-o {} would overwrite the input file{}", escape_for_message(path, 256),
+                                  input == path ? "" : " " + quote_for_message(input, 256)));
+      return 0;
+    }
+  }
   if (path == "-" && out.binary && ::isatty(STDOUT_FILENO)) {
     diags.io_error("<stdout>", "refusing to write a binary blob to a terminal; use -o FILE or --emit=bir-text");
     return 0;
@@ -115,8 +128,8 @@ int run_checked(int argc, char **argv) {
   trace->add_option("file", options.input, "Kernel description file (JSON), or - for standard input")->required();
   trace->add_option("--emit", g.emit,
                     "Stop after this stage and write its result: manifest (the checked description as JSON), "
-                    "ast (the parsed kernel sources); default: ast")
-      ->check(CLI::IsMember({"manifest", "ast"}));
+                    "ast (the parsed kernel sources), ir (the traced kernel IR of every call); default: ir")
+      ->check(CLI::IsMember({"manifest", "ast", "ir"}));
   trace->add_option("-o,--output", g.output, "Write the result to this file, atomically (default: stdout)");
 
   CLI::App *key = app.add_subcommand("key", "Print each call's cache key components and SHA-256 key");
@@ -126,14 +139,24 @@ int run_checked(int argc, char **argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
-    int code = app.exit(e);
-    return code == 0 ? 0 : kExitUsage;
+    // --help and --version end the parse as "errors" that succeed.
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success))
+      return app.exit(e);
+    // CLI11's own words, in nkicc's form: lowercase start ("A subcommand is required").
+    std::string message = escape_for_message(e.what(), 1024);
+    if (message.size() > 1 && std::isupper(static_cast<unsigned char>(message[0])) &&
+        !std::isupper(static_cast<unsigned char>(message[1])))
+      message[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(message[0])));
+    std::string text = fmt::format("nkicc: error: {}\nRun with --help for more information.\n", message);
+    std::fwrite(text.data(), 1, text.size(), stderr);
+    return kExitUsage;
   }
 
   setup_logging(g);
   bool color = use_color(g.color);
   options.target = target_inputs(g);
-  std::map<std::string, EmitKind> emit_kinds = {{"manifest", EmitKind::Manifest}, {"ast", EmitKind::Ast}};
+  std::map<std::string, EmitKind> emit_kinds = {
+      {"manifest", EmitKind::Manifest}, {"ast", EmitKind::Ast}, {"ir", EmitKind::Ir}};
   options.emit = emit_kinds.at(g.emit);
 
   SourceManager sources;

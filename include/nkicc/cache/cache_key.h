@@ -7,7 +7,9 @@
 #include "nkicc/support/py_constant.h"
 #include "nkicc/target/target.h"
 
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace nkicc {
 
@@ -20,5 +22,13 @@ std::string key_components_string(const PyConstant &components);
 
 /// `hashlib.sha256(key_str.encode()).hexdigest()`.
 std::string cache_key_of(const std::string &key_components_string);
+
+/// The specialization key `(per-arg key, grid, opts, platform_target_is_fallback)` of an external
+/// call (seed 001 `_generate_hash_key`): a tensor contributes (shape, dtype), a constant its
+/// value; an unhashable constant is err_nki_param_not_hashable, named by `param_names` (the
+/// kernel's positional parameter names, when known) or `args[i]`. Positional arguments come
+/// first, then keyword arguments in document order as (name, key) pairs.
+std::optional<PyConstant> specialization_key(const ExternalCall &call, const std::vector<std::string> &param_names,
+                                             bool is_fallback, DiagnosticEngine &diags);
 
 } // namespace nkicc

@@ -5,6 +5,8 @@
 #include "nkicc/support/diagnostics.h"
 #include "nkicc/target/target.h"
 
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -15,12 +17,17 @@ namespace nkicc {
 enum class EmitKind {
   Manifest, ///< the loaded description as canonical JSON
   Ast,      ///< the parsed kernel sources (the Python AST of every source)
+  Ir,       ///< the traced kernel IR of every call, as text
 };
 
 struct DriverOptions {
   std::string input = "-"; ///< a description file, or "-" for standard input
   EmitKind emit = EmitKind::Ast;
   TargetInputs target;
+  std::uint64_t max_instructions = 10'000'000;
+  bool use_cache = true;
+  /// Where `print()` in a kernel goes; the tool logs it.
+  std::function<void(const std::string &)> print_handler;
 };
 
 /// The result of a run: the bytes for stdout or `-o`, and whether they are binary.

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -38,6 +39,10 @@ struct JsonParseOptions {
 /// surrogates are reported at their position; the result is empty when any was found.
 std::optional<JsonValue> parse_json(const SourceManager &sources, FileId file, DiagnosticEngine &diags,
                                     const JsonParseOptions &options = {});
+
+/// The message for a number literal nkicc cannot hold: an integer beyond int64, or a float
+/// beyond the double range (JSON has no infinity, so nkicc does not read one as inf).
+std::string number_out_of_range_message(std::string_view literal);
 
 /// The kind's name for messages: `null`, `a boolean`, `a number`, `a string`, `an array`, `an object`.
 const char *json_kind_name(JsonValue::Kind kind);

@@ -5,6 +5,7 @@
 #include "nkicc/support/source_manager.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nkicc {
@@ -70,6 +71,20 @@ struct RenderOptions {
 /// line and a caret, each line ending in '\n'.
 std::string render_diagnostic(const Diagnostic &diag, const SourceManager &sources,
                               const RenderOptions &options);
+
+/// User text (a JSON key, a file name, a string value) as it may appear inside a message: control
+/// characters, backslashes and bytes that are not UTF-8 are escaped (`\n`, `\x1b`, `\\`), so a
+/// message stays one line and sends nothing to the terminal, and text longer than `max_bytes`
+/// is cut at a character boundary and ends in `...`. Every user string in a message goes
+/// through this.
+std::string escape_for_message(std::string_view text, std::size_t max_bytes = 64);
+
+/// escape_for_message() in single quotes: `'text'`.
+std::string quote_for_message(std::string_view text, std::size_t max_bytes = 64);
+
+/// The length of the valid UTF-8 sequence that starts at `text[i]` (1-4), or 0 when the bytes
+/// there are not one (a stray continuation byte, an overlong form, a surrogate, a cut sequence).
+std::size_t utf8_sequence_length(std::string_view text, std::size_t i);
 
 /// "did you mean" support: the candidate closest to `word` by edit distance, or "" when none
 /// is close enough to be a plausible typo.

@@ -20,6 +20,10 @@ std::optional<std::string> read_file(const std::string &path, std::string &error
 /// `error` says why. "-" writes to standard output.
 bool write_file_atomically(const std::string &path, std::string_view data, std::string &error);
 
+/// Whether two paths name the same file: the same device and inode when both exist (so links
+/// and `./x` match), else the same lexically normalized absolute path. "-" is no file.
+bool same_file(const std::string &a, const std::string &b);
+
 /// The folder part of a path ("" for a bare file name), and the stem of its file name.
 std::string parent_dir(std::string_view path);
 std::string file_stem(std::string_view path);

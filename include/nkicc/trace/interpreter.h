@@ -1,0 +1,286 @@
+// nkicc's interpreter for the Python subset of SPEC §3: it runs module-level statements and
+// re-executes kernel bodies with concrete arguments. It knows Python; it knows nothing of NKI,
+// which reaches it through Object subclasses and the module resolver.
+#pragma once
+
+#include "nkicc/python/ast.h"
+#include "nkicc/trace/value.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nkicc::trace {
+
+/// Names bound in one scope (a module's globals, a call's locals). Kernels have few names, so
+/// a scan of a small vector beats hashing.
+class Scope : public HeapData {
+public:
+  explicit Scope(std::shared_ptr<Scope> parent = nullptr) : parent_(std::move(parent)) {}
+  Value *find_local(std::string_view name);
+  void set(std::string_view name, Value value);
+  bool erase(std::string_view name);
+  /// Drops every binding (the interpreter breaks reference cycles with it).
+  void clear();
+  const std::shared_ptr<Scope> &parent() const { return parent_; }
+  const std::vector<std::pair<std::string, Value>> &entries() const { return entries_; }
+
+private:
+  std::shared_ptr<Scope> parent_; ///< the enclosing function's scope (closures), or null
+  std::vector<std::pair<std::string, Value>> entries_;
+};
+
+/// A module: its globals. NKI's modules (nl, nisa, ...) are ModuleObjects whose globals the NKI
+/// layer fills; a kernel source file is one too.
+class ModuleObject : public Object {
+public:
+  explicit ModuleObject(std::string name) : name_(std::move(name)), globals_(std::make_shared<Scope>()) {}
+  std::string_view type_name() const override { return "module"; }
+  std::optional<Value> get_attr(Interpreter &interp, std::string_view name) override;
+  std::string repr() const override { return "<module '" + name_ + "'>"; }
+  const std::string &name() const { return name_; }
+  Scope &globals() { return *globals_; }
+  const std::shared_ptr<Scope> &globals_ptr() const { return globals_; }
+
+private:
+  std::string name_;
+  std::shared_ptr<Scope> globals_;
+};
+
+/// A module nkicc does not model (`torch`, `argparse`, ...): attribute access and calls give
+/// further placeholders, so host code at module level is harmless; using one inside a traced
+/// kernel (arithmetic, control flow, indexing) is an error naming the module (SPEC §3).
+class OpaqueObject : public Object {
+public:
+  explicit OpaqueObject(std::string path) : path_(std::move(path)) {}
+  std::string_view type_name() const override { return "opaque"; }
+  std::optional<Value> get_attr(Interpreter &interp, std::string_view name) override;
+  Value call(Interpreter &interp, CallArgs &args) override;
+  std::string repr() const override { return "<" + path_ + ">"; }
+  const std::string &path() const { return path_; }
+  /// The placeholder's module (`torch` for `torch.nn.functional.relu()`).
+  std::string_view module_name() const;
+
+  // At module level these give further placeholders; inside a function they raise a
+  // TypeError naming the module.
+  void set_attr(Interpreter &interp, std::string_view name, const Value &value) override;
+  Value get_item(Interpreter &interp, const Value &key) override;
+  void set_item(Interpreter &interp, const Value &key, const Value &value) override;
+  std::optional<Value> binary_op(Interpreter &interp, python::BinOpKind op, const Value &other, bool reflected) override;
+  std::optional<Value> unary_op(Interpreter &interp, python::UnaryOpKind op) override;
+  std::optional<Value> compare(Interpreter &interp, python::CmpOpKind op, const Value &other, bool reflected) override;
+  bool truthy(Interpreter &interp) override;
+  std::unique_ptr<Iterator> iterate(Interpreter &interp) override;
+  /// Raises the TypeError for using this placeholder as `what` inside a kernel.
+  [[noreturn]] void raise_use(std::string_view what) const;
+
+private:
+  std::string path_;
+};
+
+/// Per-function facts computed once per `def` (locals, parameter layout); private to the
+/// interpreter.
+struct FunctionInfo;
+struct InterpFrame;
+
+/// A `def` (or lambda) closed over its defining scope, with its defaults evaluated at definition.
+class FunctionObject : public Object {
+public:
+  std::string_view type_name() const override { return "function"; }
+  Value call(Interpreter &interp, CallArgs &args) override;
+  std::optional<Value> get_attr(Interpreter &interp, std::string_view name) override;
+  std::string repr() const override;
+
+  std::string_view name;
+  const python::Arguments *params = nullptr;
+  const python::FunctionDefStmt *def = nullptr;   ///< null for a lambda
+  const python::Expr *lambda_body = nullptr;      ///< a lambda's expression
+  std::vector<Value> defaults;                    ///< aligned with the last positional parameters
+  std::vector<std::optional<Value>> kw_defaults;  ///< aligned with the keyword-only parameters
+  std::shared_ptr<Scope> closure;                 ///< the enclosing function's scope, or null
+  std::shared_ptr<ModuleObject> module;           ///< globals
+  std::string qualname;                           ///< `outer.<locals>.inner`, for messages
+  std::shared_ptr<const FunctionInfo> info;
+};
+
+/// A function implemented in C++ (builtins, NKI ops).
+class BuiltinFunction : public Object {
+public:
+  using Impl = std::function<Value(Interpreter &, CallArgs &)>;
+  BuiltinFunction(std::string name, Impl impl) : name_(std::move(name)), impl_(std::move(impl)) {}
+  std::string_view type_name() const override { return "builtin_function_or_method"; }
+  Value call(Interpreter &interp, CallArgs &args) override { return impl_(interp, args); }
+  std::string repr() const override { return "<built-in function " + name_ + ">"; }
+  const std::string &name() const { return name_; }
+
+private:
+  std::string name_;
+  Impl impl_;
+};
+
+/// Builtin types usable with isinstance() and as constructors: int, float, bool, str, tuple,
+/// list, dict, range, slice, type(None).
+class TypeObject : public Object {
+public:
+  std::string_view type_name() const override { return "type"; }
+  Value call(Interpreter &interp, CallArgs &args) override;
+  std::optional<Value> compare(Interpreter &interp, python::CmpOpKind op, const Value &other, bool reflected) override;
+  std::string repr() const override { return "<class '" + name + "'>"; }
+  /// Whether `v` is an instance (bool is an int; an Object matches by type name).
+  bool is_instance(const Value &v) const;
+  std::string name;
+  Value::Kind instance_kind = Value::Kind::None;
+};
+
+/// `range(start, stop, step)`: lazy, so that `for i in range(65536)` never builds a list.
+class RangeObject : public Object {
+public:
+  RangeObject(std::int64_t first, std::int64_t last, std::int64_t stride) : start(first), stop(last), step(stride) {}
+  std::string_view type_name() const override { return "range"; }
+  Value get_item(Interpreter &interp, const Value &key) override;
+  std::optional<Value> compare(Interpreter &interp, python::CmpOpKind op, const Value &other, bool reflected) override;
+  bool truthy(Interpreter &) override { return length() > 0; }
+  std::unique_ptr<Iterator> iterate(Interpreter &interp) override;
+  LoopKind loop_kind() const override { return LoopKind::Range; }
+  std::string repr() const override;
+  std::int64_t length() const;
+  bool contains(std::int64_t v) const;
+  std::int64_t start, stop, step;
+};
+
+/// A built-in exception class (`ValueError`): calling it makes an ExceptionObject, which
+/// `raise` turns into a TraceError with the class name as id.
+class ExceptionTypeObject : public Object {
+public:
+  explicit ExceptionTypeObject(std::string type) : name(std::move(type)) {}
+  std::string_view type_name() const override { return "type"; }
+  Value call(Interpreter &interp, CallArgs &args) override;
+  std::string repr() const override { return "<class '" + name + "'>"; }
+  std::string name;
+};
+class ExceptionObject : public Object {
+public:
+  std::string_view type_name() const override { return type; }
+  std::optional<Value> get_attr(Interpreter &interp, std::string_view name) override;
+  std::string repr() const override;
+  /// str(exc): '' without arguments, str(arg) with one, the tuple's repr with more.
+  std::string message() const;
+  std::string type;
+  std::vector<Value> args;
+};
+
+struct InterpreterLimits {
+  std::uint64_t max_steps = 200'000'000;   ///< statements + calls: a runaway loop ends in an error
+  std::uint32_t max_call_depth = 200;      ///< Python's RecursionError, well before the C++ stack
+  std::uint64_t max_sequence_length = 50'000'000; ///< `[0] * n`, `range` materialized, str repeat
+};
+
+/// Provides modules by dotted name for `import` (`neuronxcc.nki.language`). Returns null for a
+/// module it does not know: the interpreter then binds an OpaqueObject.
+using ModuleResolver = std::function<std::shared_ptr<Object>(Interpreter &, std::string_view dotted_name)>;
+
+class Interpreter {
+public:
+  Interpreter(const SourceManager &sources, InterpreterLimits limits, ModuleResolver resolver);
+  ~Interpreter();
+  Interpreter(const Interpreter &) = delete;
+  Interpreter &operator=(const Interpreter &) = delete;
+
+  /// Runs a parsed file's module-level statements in order (imports, constants, defs; `if
+  /// __name__ == "__main__":` is false, `__name__` being the module's name) and returns the
+  /// module. Throws TraceError.
+  std::shared_ptr<ModuleObject> run_module(const python::Module &module, std::string name);
+
+  /// Calls any callable value. Throws TraceError.
+  Value call(const Value &callee, CallArgs &args);
+
+  /// Python's truth value, str(), iteration and the binary operators, for the NKI layer.
+  bool truthy(const Value &v);
+  Value binary_op(python::BinOpKind op, const Value &left, const Value &right, SourceLoc loc = {});
+  std::unique_ptr<Iterator> iterate(const Value &v, SourceLoc loc = {});
+
+  /// The innermost loop kind around the statement being executed (None outside loops), and
+  /// the depth of loops: the tracer records it on every instruction it emits.
+  LoopKind current_loop_kind() const { return loop_stack_.empty() ? LoopKind::None : loop_stack_.back(); }
+  std::size_t loop_depth() const { return loop_stack_.size(); }
+  /// The call depth (0 in the kernel's own body, 1 in a helper it calls, ...).
+  std::size_t call_depth() const { return call_depth_; }
+
+  /// `print(...)` output; the tool logs it at info level.
+  void set_print_handler(std::function<void(const std::string &)> handler) { print_ = std::move(handler); }
+
+  /// The location of the expression being evaluated, for errors raised by NKI objects.
+  SourceLoc current_loc() const { return current_loc_; }
+
+  const SourceManager &sources() const { return sources_; }
+  std::uint64_t steps() const { return steps_; }
+
+  /// The builtins scope (`len`, `range`, `int`, ...) and the `math` module.
+  Scope &builtins() { return *builtins_; }
+  const std::shared_ptr<ModuleObject> &math_module() const { return math_; }
+
+  // Python's operators and protocols on any value, for builtins and the NKI layer. Each
+  // throws TraceError in Python's words, located at `loc` when given.
+  Value unary_op(python::UnaryOpKind op, const Value &operand, SourceLoc loc = {});
+  /// One comparison (`a < b`); the result of an Object's compare hook may be any value.
+  Value compare(python::CmpOpKind op, const Value &left, const Value &right, SourceLoc loc = {});
+  bool contains(const Value &container, const Value &item, SourceLoc loc = {});
+  Value get_attr(const Value &v, std::string_view name, SourceLoc loc = {});
+  /// `getattr(v, name, None)` without raising AttributeError.
+  std::optional<Value> find_attr(const Value &v, std::string_view name);
+  void set_attr(const Value &v, std::string_view name, const Value &value, SourceLoc loc = {});
+  Value get_item(const Value &container, const Value &key, SourceLoc loc = {});
+  void set_item(const Value &container, const Value &key, const Value &value, SourceLoc loc = {});
+  /// format(v, spec): Python's format-spec mini-language for int, float, bool and str.
+  std::string format(const Value &v, std::string_view spec);
+  /// Every item of an iterable, materialized (bounded by max_sequence_length).
+  std::vector<Value> to_list(const Value &iterable, SourceLoc loc = {});
+  /// A module by dotted name: the resolver's, then `math`; null when unknown. Cached, as
+  /// sys.modules.
+  std::shared_ptr<Object> import_module(std::string_view dotted_name);
+  void print(const std::string &text) {
+    if (print_)
+      print_(text);
+  }
+  /// Whether a function body (not module-level code) is executing.
+  bool in_function() const { return function_frames_ > 0; }
+  /// The outermost function being executed (the kernel), or empty at module level.
+  const std::string &kernel_name() const { return kernel_name_; }
+  const InterpreterLimits &limits() const { return limits_; }
+  /// `self.name(args)` for a method of a built-in value (`lst.append(x)`, `d.items()`,
+  /// `s.join(...)`); nullopt when the value has no such method.
+  std::optional<Value> call_method(const Value &self, std::string_view name, CallArgs &args);
+  /// Sorts as `sorted(items, key=key, reverse=reverse)` (stable, by `<`).
+  void sort(std::vector<Value> &items, const Value *key, bool reverse);
+  /// Raises MemoryError when a sequence of `n` items would exceed max_sequence_length.
+  void check_length(std::uint64_t n) const;
+
+private:
+  friend class Evaluator;
+  friend class FunctionObject;
+  friend class OpaqueObject;
+  std::shared_ptr<ModuleObject> math_;
+  std::size_t function_frames_ = 0;
+  std::string kernel_name_;
+  std::map<std::string, std::shared_ptr<Object>, std::less<>> modules_;
+  /// Scopes that functions close over: function -> scope -> function cycles are broken when
+  /// the interpreter is destroyed (values it made are inert afterwards).
+  std::vector<std::weak_ptr<Scope>> cycle_scopes_;
+  std::map<const void *, std::shared_ptr<const FunctionInfo>> function_infos_;
+  InterpFrame *frame_ = nullptr;
+  int expr_depth_ = 0;
+  const SourceManager &sources_;
+  InterpreterLimits limits_;
+  ModuleResolver resolver_;
+  std::shared_ptr<Scope> builtins_;
+  std::vector<LoopKind> loop_stack_;
+  std::size_t call_depth_ = 0;
+  std::uint64_t steps_ = 0;
+  SourceLoc current_loc_;
+  std::function<void(const std::string &)> print_;
+};
+
+} // namespace nkicc::trace

@@ -1,0 +1,80 @@
+// Tracing and specialization (SPEC §3-§5, seed 001): each external call re-executes its kernel
+// with the call's shapes, dtypes and constants, and a per-kernel specialization cache keyed by
+// (per-arg key, grid, opts, platform_target_is_fallback) reuses the whole result on a hit.
+#pragma once
+
+#include "nkicc/ir/kernel_ir.h"
+#include "nkicc/manifest/manifest.h"
+#include "nkicc/python/ast.h"
+#include "nkicc/target/target.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nkicc::trace {
+
+struct TraceOptions {
+  std::uint64_t max_instructions = 10'000'000; ///< --max-instructions
+  bool use_cache = true;                       ///< --no-cache turns the specialization cache off
+  /// Where `print()` in a kernel goes (the tool logs it at info level).
+  std::function<void(const std::string &)> print_handler;
+};
+
+/// One returned tensor: its name, shape and dtype (backend_config's kernel_return).
+struct ReturnedTensor {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  DType dtype = DType::Float32;
+};
+
+/// The whole assembled result of one specialization (seed 001 `assemble_result`): what a
+/// specialization-cache hit reuses without re-tracing.
+struct KernelTrace {
+  ir::Function function;
+  std::vector<ReturnedTensor> returns;
+  bool result_is_sequence = false;
+  /// Operand-output aliases (seed 001 generate_operand_output_aliases): input tensor index
+  /// (among the call's tensor arguments) -> output index, for outputs written in place.
+  std::vector<std::pair<std::size_t, std::size_t>> aliases;
+  /// Constant (non-tensor) arguments by parameter name, in parameter order.
+  std::vector<std::pair<std::string, PyConstant>> constant_values;
+  std::vector<std::int64_t> grid;
+  bool platform_target_is_fallback = false;
+  std::string specialization_key; ///< Python repr of the key, for logs and `nkicc key`
+};
+
+struct SpecializationStats {
+  std::string kernel;
+  std::uint64_t hits = 0;
+  std::uint64_t misses = 0;
+  std::uint64_t entries = 0;
+};
+
+/// Traces the external calls of one run. Module-level code of every source runs once.
+class Tracer {
+public:
+  Tracer(const SourceManager &sources, const Manifest &manifest, const std::vector<python::Module> &modules,
+         const ResolvedTarget &target, TraceOptions options, DiagnosticEngine &diags);
+  ~Tracer();
+  Tracer(const Tracer &) = delete;
+  Tracer &operator=(const Tracer &) = delete;
+
+  /// Runs every source's module-level statements; false (with diagnostics) on an error.
+  bool load_modules();
+
+  /// Traces one external call, or returns the cached specialization. Null (with diagnostics)
+  /// when the trace fails.
+  const KernelTrace *trace_call(const Call &call);
+
+  /// Specialization-cache figures per external kernel, sorted by kernel name.
+  std::vector<SpecializationStats> stats() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace nkicc::trace

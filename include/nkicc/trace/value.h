@@ -1,0 +1,202 @@
+// The values nkicc's interpreter computes with while it re-executes a kernel body (SPEC §3,
+// seed 001 §2: tracing is re-execution). Python's own values are built in; everything NKI
+// (tensors, index tiles, modules, dtypes, ops) is an Object subclass with virtual behaviour.
+#pragma once
+
+#include "nkicc/python/ast.h"
+#include "nkicc/support/source_manager.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace nkicc::trace {
+
+class Interpreter;
+class Object;
+
+/// Everything a Value points to on the heap derives from this, so that a Value is one tag,
+/// one scalar and one shared pointer (32 bytes).
+struct HeapData {
+  virtual ~HeapData() = default;
+};
+
+struct Value;
+struct StrData;
+struct SeqData;
+struct DictData;
+struct SliceData;
+
+struct Value {
+  enum class Kind : std::uint8_t { None, Bool, Int, Float, Str, Tuple, List, Dict, Slice, Ellipsis, Object };
+
+  Kind kind = Kind::None;
+  union {
+    bool b;
+    std::int64_t i;
+    double f;
+  };
+  std::shared_ptr<HeapData> heap; ///< Str, Tuple, List, Dict, Slice, Object
+
+  Value() : i(0) {}
+
+  static Value none() { return Value(); }
+  static Value boolean(bool v);
+  static Value integer(std::int64_t v);
+  static Value floating(double v);
+  static Value str(std::string v);
+  static Value tuple(std::vector<Value> items);
+  static Value list(std::vector<Value> items);
+  static Value dict(std::vector<std::pair<Value, Value>> entries = {});
+  static Value slice(Value lower, Value upper, Value step);
+  static Value ellipsis();
+  static Value object(std::shared_ptr<Object> obj);
+
+  bool is_none() const { return kind == Kind::None; }
+  bool is_int() const { return kind == Kind::Int; }
+  bool is_number() const { return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool; }
+
+  const std::string &str_text() const;  ///< kind Str
+  SeqData &seq() const;                 ///< kind Tuple or List (a list is shared and mutable)
+  DictData &dict_data() const;          ///< kind Dict
+  SliceData &slice_data() const;        ///< kind Slice
+  Object *object() const;               ///< kind Object, else null
+
+  /// The Object as a T, or null when this is not an Object of that type.
+  template <class T> T *as() const;
+  template <class T> std::shared_ptr<T> shared_as() const;
+};
+
+struct StrData : HeapData {
+  std::string text;
+};
+/// Items of a tuple or a list; a list's SeqData is shared by every Value that refers to it.
+struct SeqData : HeapData {
+  std::vector<Value> items;
+  ~SeqData() override; ///< releases nested containers without recursion
+};
+/// A dict in insertion order; kernels hold few entries, so lookups scan.
+struct DictData : HeapData {
+  std::vector<std::pair<Value, Value>> entries;
+  ~DictData() override;
+};
+struct SliceData : HeapData {
+  Value lower, upper, step;
+};
+
+/// The loop construct an instruction was emitted under (SPEC §3: recorded on each instruction).
+enum class LoopKind : std::uint8_t { None, Range, Affine, Sequential, Static };
+std::string_view loop_kind_name(LoopKind kind);
+
+/// Arguments of a call, after `*args` and `**kwargs` are expanded.
+struct CallArgs {
+  std::vector<Value> positional;
+  std::vector<std::pair<std::string, Value>> keywords;
+  SourceLoc loc; ///< the call expression
+
+  const Value *keyword(std::string_view name) const;
+};
+
+/// A lazily produced sequence for `for` loops, so that `range(65536)` never builds a list.
+class Iterator {
+public:
+  virtual ~Iterator() = default;
+  virtual bool next(Value &out) = 0;
+};
+
+/// The base of every value that is not built into Python's core: modules, functions, NKI
+/// tensors and tiles, index expressions, dtypes. Each hook has Python's default behaviour
+/// (a TypeError or AttributeError in Python's words) unless a subclass overrides it.
+class Object : public HeapData {
+public:
+  /// Python's type name, for messages (`'Tile' object is not callable`).
+  virtual std::string_view type_name() const = 0;
+
+  /// `obj.name`; nullopt raises AttributeError.
+  virtual std::optional<Value> get_attr(Interpreter &interp, std::string_view name);
+  /// `obj.name = value`; by default AttributeError, as for objects without a `__dict__`.
+  virtual void set_attr(Interpreter &interp, std::string_view name, const Value &value);
+  /// `obj(...)`.
+  virtual Value call(Interpreter &interp, CallArgs &args);
+  /// `obj[key]`.
+  virtual Value get_item(Interpreter &interp, const Value &key);
+  /// `obj[key] = value`.
+  virtual void set_item(Interpreter &interp, const Value &key, const Value &value);
+  /// `obj[key] op= value` (`psum[...] += nl.matmul(...)` accumulates): by default
+  /// get_item, the binary operation, then set_item.
+  virtual void aug_set_item(Interpreter &interp, const Value &key, python::BinOpKind op, const Value &value);
+  /// `self op other` (reflected: `other op self`); nullopt means NotImplemented.
+  virtual std::optional<Value> binary_op(Interpreter &interp, python::BinOpKind op, const Value &other, bool reflected);
+  virtual std::optional<Value> unary_op(Interpreter &interp, python::UnaryOpKind op);
+  /// `self op other` for ==, !=, <, <=, >, >=; nullopt falls back to identity for ==/!=.
+  virtual std::optional<Value> compare(Interpreter &interp, python::CmpOpKind op, const Value &other, bool reflected);
+  /// `bool(obj)`: control flow on a value (an index tile raises NKI's error here).
+  virtual bool truthy(Interpreter &interp);
+  /// `iter(obj)`; null means the object is not iterable.
+  virtual std::unique_ptr<Iterator> iterate(Interpreter &interp);
+  /// The loop kind a `for` over this iterable records (nl.affine_range: Affine).
+  virtual LoopKind loop_kind() const { return LoopKind::None; }
+  /// `repr(obj)` / `str(obj)`.
+  virtual std::string repr() const;
+  /// `self op= other` on a name (Python's `__iadd__`): an in-place update that returns the
+  /// value to rebind, or nullopt to fall back to `self op other`. A PSUM tile accumulates here
+  /// (`acc += nl.matmul(...)`).
+  virtual std::optional<Value> inplace_op(Interpreter &interp, python::BinOpKind op, const Value &other) {
+    (void)interp;
+    (void)op;
+    (void)other;
+    return std::nullopt;
+  }
+  /// Called when a plain assignment `name = obj` binds the object, so that a tensor created
+  /// without `name=` takes the kernel author's variable name in the IR.
+  virtual void on_bind(std::string_view name) { (void)name; }
+};
+
+template <class T> T *Value::as() const {
+  if (kind != Kind::Object)
+    return nullptr;
+  return dynamic_cast<T *>(static_cast<Object *>(heap.get()));
+}
+template <class T> std::shared_ptr<T> Value::shared_as() const {
+  if (kind != Kind::Object)
+    return nullptr;
+  return std::dynamic_pointer_cast<T>(std::static_pointer_cast<Object>(heap));
+}
+
+/// Python's type name of any value (`int`, `list`, `NoneType`, or the Object's).
+std::string_view type_name(const Value &v);
+/// Python's repr() of any value (ints, floats and strs exactly as CPython prints them).
+std::string repr(const Value &v);
+/// Python's str(): repr() except that a str is its own text.
+std::string str(const Value &v);
+
+/// `a == b` for built-in values without an interpreter (numbers across int/float/bool,
+/// containers element-wise, Objects by identity): dict keys and `in` use it.
+bool values_equal(const Value &a, const Value &b);
+/// Whether a value may be a dict key (lists, dicts and slices may not).
+bool is_hashable(const Value &v);
+/// The value stored under `key`, or null.
+Value *dict_find(DictData &dict, const Value &key);
+
+/// An error while tracing: a Python exception in Python's words (`id` is the exception type,
+/// `NameError`), or an NKI error with NKI's message and id. Thrown inside the tracer only and
+/// turned into a diagnostic at the trace boundary; an invalid `loc` is filled in with the
+/// innermost expression being evaluated when it propagates.
+struct TraceError {
+  std::string message;
+  std::string id;
+  SourceLoc loc;
+  std::vector<std::pair<SourceLoc, std::string>> notes;
+};
+
+[[noreturn]] void raise_error(std::string id, std::string message, SourceLoc loc = {});
+/// Python exceptions: raise_python("TypeError", "...").
+[[noreturn]] inline void raise_python(std::string type, std::string message, SourceLoc loc = {}) {
+  raise_error(std::move(type), std::move(message), loc);
+}
+
+} // namespace nkicc::trace

@@ -1,0 +1,773 @@
+// The canonical text of BIR blobs (`nkicc dis`, `--emit=bir-text`). Golden tests diff it and
+// FileCheck matches it, so it is deterministic, holds no paths or addresses, and puts one item
+// on each line. A kernel prints as `--emit=ir` prints the same function, plus its format
+// version and target:
+//
+//   kernel <name>
+//     format_version: 1
+//     target: <target>
+//     inputs: <name>, ...
+//     outputs: <name>, ...
+//     matmul_mac_count: <n>
+//     has_collectives: true|false
+//     tensors: <count>
+//       %<id> <name> <role> <memory> <dtype>[<shape>] [<allocation>] [@line:col]
+//     instructions: <count>
+//       <index>: <opcode> <engine> [dst=<ap>, ...] [src=<ap>, ...] [<attr>=<repr>]...
+//                [loop=<kind>] [@line:col]
+//
+// and a module as its header, its kernels (each kernel's text indented under `#<index>`), and
+// one line per NKIKLIRKernel instruction:
+//
+//   module <name>
+//     format_version: 1
+//     nkicc_version: <version>
+//     target: <target>
+//     nki_frontend: <value>
+//     kernels: <count>
+//       #<index> cache_key=<key>
+//         kernel <name>
+//         ...
+//     instructions: <count>
+//       <index>: NKIKLIRKernel func_name=<f> kernel_name=<k> kernel_format=bir cache_key=<key>
+//                kernel=#<index> nki_binary_version_identifier=<id> func_args=[<a>, ...]
+//                func_outs=[<o>, ...]
+//
+// Names are printed bare when they are plain tokens and as Python string literals otherwise
+// (empty, spaces, control bytes), so a hostile name cannot break the one-item-per-line shape.
+#include "nkicc/bir/bir.h"
+
+#include "bir/schema.h"
+#include "nkicc/cache/py_repr.h"
+
+#include <charconv>
+#include <cstring>
+#include <memory>
+
+namespace nkicc::bir {
+namespace {
+
+using flatbuffers::String;
+using flatbuffers::Vector;
+// FLATBUFFERS_MIN_BUFFER_SIZE names these unqualified.
+using flatbuffers::soffset_t;
+using flatbuffers::uoffset_t;
+
+/// A copy of a blob whose first byte is 8-byte aligned, as FlatBuffers' scalar reads assume;
+/// a caller's bytes (a substring, a nested vector) may sit anywhere.
+class AlignedCopy {
+public:
+  explicit AlignedCopy(std::string_view bytes)
+      : words_(std::make_unique<std::uint64_t[]>(bytes.size() / 8 + 1)), size_(bytes.size()) {
+    if (!bytes.empty())
+      std::memcpy(words_.get(), bytes.data(), bytes.size());
+  }
+  const std::uint8_t *data() const { return reinterpret_cast<const std::uint8_t *>(words_.get()); }
+  std::size_t size() const { return size_; }
+
+private:
+  std::unique_ptr<std::uint64_t[]> words_;
+  std::size_t size_;
+};
+
+void append_int(std::string &out, std::int64_t value) {
+  char buf[24];
+  auto result = std::to_chars(buf, buf + sizeof buf, value);
+  out.append(buf, result.ptr);
+}
+
+void append_uint(std::string &out, std::uint64_t value) {
+  char buf[24];
+  auto result = std::to_chars(buf, buf + sizeof buf, value);
+  out.append(buf, result.ptr);
+}
+
+std::string_view view(const String *s) { return s ? std::string_view(s->data(), s->size()) : std::string_view(); }
+
+bool is_plain_token(std::string_view s) {
+  if (s.empty())
+    return false;
+  for (char c : s) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+              c == '-' || c == '+' || c == ':' || c == '/' || c == '$';
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
+void append_token(std::string &out, std::string_view s) {
+  if (is_plain_token(s))
+    out += s;
+  else
+    append_py_str_repr(out, s);
+}
+
+void append_token_list(std::string &out, const Vector<flatbuffers::Offset<String>> *names) {
+  if (!names)
+    return;
+  for (flatbuffers::uoffset_t i = 0; i < names->size(); ++i) {
+    if (i)
+      out += ", ";
+    append_token(out, view(names->Get(i)));
+  }
+}
+
+/// The first four bytes after the root offset, for the wrong-identifier message; bytes that
+/// are not printable ASCII are escaped so that the message stays one clean line.
+std::string identifier_text(const std::uint8_t *buf) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < flatbuffers::kFileIdentifierLength; ++i) {
+    std::uint8_t byte = buf[sizeof(flatbuffers::uoffset_t) + i];
+    if (byte >= 0x20 && byte < 0x7f && byte != '\'' && byte != '\\') {
+      out += static_cast<char>(byte);
+    } else {
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
+    }
+  }
+  return out;
+}
+
+// The reverse of the writer's switches. An enum value the schema does not name means a newer
+// writer or a corrupt blob: either way it is rejected rather than printed as a number.
+
+std::optional<ir::TensorRole> from_bir(TensorRole v) {
+  switch (v) {
+  case TensorRole::Input:
+    return ir::TensorRole::Input;
+  case TensorRole::Output:
+    return ir::TensorRole::Output;
+  case TensorRole::Internal:
+    return ir::TensorRole::Internal;
+  }
+  return std::nullopt;
+}
+
+std::optional<ir::Memory> from_bir(Memory v) {
+  switch (v) {
+  case Memory::SharedHbm:
+    return ir::Memory::SharedHbm;
+  case Memory::PrivateHbm:
+    return ir::Memory::PrivateHbm;
+  case Memory::Sbuf:
+    return ir::Memory::Sbuf;
+  case Memory::Psum:
+    return ir::Memory::Psum;
+  }
+  return std::nullopt;
+}
+
+std::optional<nkicc::DType> from_bir(DType v) {
+  switch (v) {
+  case DType::Float32:
+    return nkicc::DType::Float32;
+  case DType::Float16:
+    return nkicc::DType::Float16;
+  case DType::BFloat16:
+    return nkicc::DType::BFloat16;
+  case DType::TFloat32:
+    return nkicc::DType::TFloat32;
+  case DType::Float8E4M3:
+    return nkicc::DType::Float8E4M3;
+  case DType::Float8E4M3FN:
+    return nkicc::DType::Float8E4M3FN;
+  case DType::Float8E5M2:
+    return nkicc::DType::Float8E5M2;
+  case DType::Int8:
+    return nkicc::DType::Int8;
+  case DType::Int16:
+    return nkicc::DType::Int16;
+  case DType::Int32:
+    return nkicc::DType::Int32;
+  case DType::UInt8:
+    return nkicc::DType::UInt8;
+  case DType::UInt16:
+    return nkicc::DType::UInt16;
+  case DType::UInt32:
+    return nkicc::DType::UInt32;
+  case DType::Bool:
+    return nkicc::DType::Bool;
+  }
+  return std::nullopt;
+}
+
+std::optional<ir::Engine> from_bir(Engine v) {
+  switch (v) {
+  case Engine::Tensor:
+    return ir::Engine::Tensor;
+  case Engine::Vector:
+    return ir::Engine::Vector;
+  case Engine::Scalar:
+    return ir::Engine::Scalar;
+  case Engine::GpSimd:
+    return ir::Engine::GpSimd;
+  case Engine::Sync:
+    return ir::Engine::Sync;
+  }
+  return std::nullopt;
+}
+
+std::optional<ir::Opcode> from_bir(Opcode v) {
+  switch (v) {
+  case Opcode::Load:
+    return ir::Opcode::Load;
+  case Opcode::Store:
+    return ir::Opcode::Store;
+  case Opcode::DmaCopy:
+    return ir::Opcode::DmaCopy;
+  case Opcode::TensorCopy:
+    return ir::Opcode::TensorCopy;
+  case Opcode::MatMul:
+    return ir::Opcode::MatMul;
+  case Opcode::Transpose:
+    return ir::Opcode::Transpose;
+  case Opcode::TensorTensor:
+    return ir::Opcode::TensorTensor;
+  case Opcode::TensorScalar:
+    return ir::Opcode::TensorScalar;
+  case Opcode::Activation:
+    return ir::Opcode::Activation;
+  case Opcode::TensorReduce:
+    return ir::Opcode::TensorReduce;
+  case Opcode::Memset:
+    return ir::Opcode::Memset;
+  case Opcode::Iota:
+    return ir::Opcode::Iota;
+  case Opcode::AffineSelect:
+    return ir::Opcode::AffineSelect;
+  case Opcode::BnStats:
+    return ir::Opcode::BnStats;
+  case Opcode::BnAggr:
+    return ir::Opcode::BnAggr;
+  case Opcode::Select:
+    return ir::Opcode::Select;
+  case Opcode::Collective:
+    return ir::Opcode::Collective;
+  }
+  return std::nullopt;
+}
+
+std::optional<ir::LoopKind> from_bir(LoopKind v) {
+  switch (v) {
+  case LoopKind::None:
+    return ir::LoopKind::None;
+  case LoopKind::Range:
+    return ir::LoopKind::Range;
+  case LoopKind::Affine:
+    return ir::LoopKind::Affine;
+  case LoopKind::Sequential:
+    return ir::LoopKind::Sequential;
+  case LoopKind::Static:
+    return ir::LoopKind::Static;
+  }
+  return std::nullopt;
+}
+
+std::optional<PyConstant::Kind> from_bir(PyKind v) {
+  switch (v) {
+  case PyKind::None:
+    return PyConstant::Kind::None;
+  case PyKind::Bool:
+    return PyConstant::Kind::Bool;
+  case PyKind::Int:
+    return PyConstant::Kind::Int;
+  case PyKind::Float:
+    return PyConstant::Kind::Float;
+  case PyKind::Str:
+    return PyConstant::Kind::Str;
+  case PyKind::Tuple:
+    return PyConstant::Kind::Tuple;
+  case PyKind::List:
+    return PyConstant::Kind::List;
+  case PyKind::Dict:
+    return PyConstant::Kind::Dict;
+  }
+  return std::nullopt;
+}
+
+/// Verifier limits for a buffer of `size` bytes. Every table of a buffer nkicc writes is
+/// distinct and takes at least 4 bytes, so a buffer with more table visits than size / 4 shares
+/// tables: only a crafted buffer does, and capping the visits keeps reading it linear in its size
+/// instead of exponential in its depth.
+flatbuffers::Verifier::Options verifier_options(std::size_t size) {
+  flatbuffers::Verifier::Options opts;
+  opts.max_depth = 64;
+  opts.max_tables = static_cast<flatbuffers::uoffset_t>(size / 4 + 1);
+  opts.check_alignment = true;
+  opts.check_nested_flatbuffers = false; // each kernel is verified on its own, with its own limits
+  return opts;
+}
+
+/// Text output shares one budget: shared strings in a crafted buffer could otherwise expand a
+/// few megabytes into terabytes of text.
+class TextSink {
+public:
+  TextSink(std::string &out, std::size_t budget) : out_(out), budget_(budget) {}
+  std::string &out() { return out_; }
+  bool over_budget() const { return out_.size() > budget_; }
+  std::size_t budget() const { return budget_; }
+
+private:
+  std::string &out_;
+  std::size_t budget_;
+};
+
+std::size_t text_budget(std::size_t blob_size) { return 64 * blob_size + (1u << 20); }
+
+class KernelPrinter {
+public:
+  KernelPrinter(TextSink &sink, std::string &error, std::string_view indent)
+      : sink_(sink), out_(sink.out()), error_(error), indent_(indent) {}
+
+  bool print(const Kernel &k);
+
+private:
+  bool fail(std::string message) {
+    error_ = "corrupt BIR kernel: " + std::move(message);
+    return false;
+  }
+  bool check_budget() {
+    return !sink_.over_budget() || fail("its text would be far larger than the blob (shared data)");
+  }
+  void line_start(std::size_t depth) {
+    out_ += indent_;
+    out_.append(2 * depth, ' ');
+  }
+  bool to_py(const PyValue *value, PyConstant &result);
+  bool print_tensor(std::size_t id, const Tensor &t);
+  bool print_access_patterns(std::string_view label, const Vector<flatbuffers::Offset<AccessPattern>> *aps,
+                             std::size_t index);
+  bool print_instruction(std::size_t index, const Instruction &inst);
+  void print_loc(std::uint32_t line, std::uint32_t col) {
+    if (line == 0)
+      return;
+    out_ += " @";
+    append_uint(out_, line);
+    out_ += ':';
+    append_uint(out_, col);
+  }
+
+  TextSink &sink_;
+  std::string &out_;
+  std::string &error_;
+  std::string_view indent_;
+  std::size_t tensor_count_ = 0;
+  std::size_t value_bytes_ = 0;
+};
+
+bool KernelPrinter::to_py(const PyValue *value, PyConstant &result) {
+  // A crafted value can share one long string among many nodes: the copies are counted
+  // against the text budget before they are made, not after the repr is printed.
+  value_bytes_ += 1 + (value && value->s() ? value->s()->size() : 0);
+  if (value_bytes_ > sink_.budget())
+    return fail("its text would be far larger than the blob (shared data)");
+  result = PyConstant{};
+  if (!value)
+    return true;
+  auto kind = from_bir(value->kind());
+  if (!kind)
+    return fail("attribute value kind " + std::to_string(static_cast<unsigned>(value->kind())) + " out of range");
+  result.kind = *kind;
+  switch (*kind) {
+  case PyConstant::Kind::None:
+    break;
+  case PyConstant::Kind::Bool:
+    result.b = value->b();
+    break;
+  case PyConstant::Kind::Int:
+    result.i = value->i();
+    break;
+  case PyConstant::Kind::Float:
+    result.f = value->f();
+    break;
+  case PyConstant::Kind::Str:
+    result.s = std::string(view(value->s()));
+    break;
+  case PyConstant::Kind::Tuple:
+  case PyConstant::Kind::List:
+    if (const auto *items = value->items()) {
+      result.items.resize(items->size());
+      for (flatbuffers::uoffset_t i = 0; i < items->size(); ++i)
+        if (!to_py(items->Get(i), result.items[i]))
+          return false;
+    }
+    break;
+  case PyConstant::Kind::Dict:
+    if (const auto *entries = value->entries()) {
+      result.dict.resize(entries->size());
+      for (flatbuffers::uoffset_t i = 0; i < entries->size(); ++i) {
+        const Attr *entry = entries->Get(i);
+        result.dict[i].first = std::string(view(entry->name()));
+        if (!to_py(entry->value(), result.dict[i].second))
+          return false;
+      }
+    }
+    break;
+  }
+  return true;
+}
+
+bool KernelPrinter::print_tensor(std::size_t id, const Tensor &t) {
+  auto role = from_bir(t.role());
+  auto memory = from_bir(t.memory());
+  auto dtype = from_bir(t.dtype());
+  if (!role || !memory || !dtype)
+    return fail("tensor %" + std::to_string(id) + " has a role, memory or dtype out of range");
+  line_start(2);
+  out_ += '%';
+  append_uint(out_, id);
+  out_ += ' ';
+  append_token(out_, view(t.name()));
+  out_ += ' ';
+  out_ += ir::role_name(*role);
+  out_ += ' ';
+  out_ += ir::memory_name(*memory);
+  out_ += ' ';
+  out_ += dtype_name(*dtype);
+  out_ += '[';
+  std::int64_t partitions = 0;
+  if (const auto *shape = t.shape()) {
+    for (flatbuffers::uoffset_t d = 0; d < shape->size(); ++d) {
+      if (d)
+        out_ += ", ";
+      append_int(out_, shape->Get(d));
+    }
+    if (shape->size() > 0)
+      partitions = shape->Get(0);
+  }
+  out_ += ']';
+  if (ir::is_on_chip(*memory)) {
+    if (t.byte_offset() < 0) {
+      out_ += " unallocated";
+    } else {
+      std::int64_t partition_end = 0;
+      std::int64_t byte_end = 0;
+      if (__builtin_add_overflow(t.partition_start(), partitions, &partition_end) ||
+          __builtin_add_overflow(t.byte_offset(), t.bytes_per_partition(), &byte_end))
+        return fail("tensor %" + std::to_string(id) + " has an allocation past the 64-bit range");
+      out_ += " partitions=[";
+      append_int(out_, t.partition_start());
+      out_ += ", ";
+      append_int(out_, partition_end);
+      out_ += ") bytes=[";
+      append_int(out_, t.byte_offset());
+      out_ += ", ";
+      append_int(out_, byte_end);
+      out_ += ')';
+    }
+  }
+  print_loc(t.line(), t.col());
+  out_ += '\n';
+  return check_budget();
+}
+
+bool KernelPrinter::print_access_patterns(std::string_view label, const Vector<flatbuffers::Offset<AccessPattern>> *aps,
+                                          std::size_t index) {
+  if (!aps || aps->size() == 0)
+    return true;
+  out_ += ' ';
+  out_ += label;
+  out_ += '=';
+  for (flatbuffers::uoffset_t i = 0; i < aps->size(); ++i) {
+    const AccessPattern *ap = aps->Get(i);
+    if (ap->tensor() >= tensor_count_)
+      return fail("instruction " + std::to_string(index) + " refers to tensor %" + std::to_string(ap->tensor()) +
+                  " of " + std::to_string(tensor_count_));
+    if (i)
+      out_ += ", ";
+    out_ += '%';
+    append_uint(out_, ap->tensor());
+    out_ += '[';
+    if (const auto *pattern = ap->pattern()) {
+      for (flatbuffers::uoffset_t d = 0; d < pattern->size(); ++d) {
+        const Pair *pair = pattern->Get(d);
+        if (d)
+          out_ += ", ";
+        out_ += '[';
+        append_int(out_, pair->step());
+        out_ += ", ";
+        append_int(out_, pair->num());
+        out_ += ']';
+      }
+    }
+    out_ += ']';
+    if (ap->offset() != 0) {
+      if (ap->offset() > 0)
+        out_ += '+';
+      append_int(out_, ap->offset());
+    }
+    if (const auto *program_offset = ap->program_offset()) {
+      if (program_offset->size() > ir::kMaxGridAxes)
+        return fail("instruction " + std::to_string(index) + " has " + std::to_string(program_offset->size()) +
+                    " grid terms in an access pattern (at most 3)");
+      for (flatbuffers::uoffset_t axis = 0; axis < program_offset->size(); ++axis) {
+        std::int64_t term = program_offset->Get(axis);
+        if (term == 0)
+          continue;
+        if (term > 0)
+          out_ += '+';
+        append_int(out_, term);
+        out_ += "*pid";
+        append_uint(out_, axis);
+      }
+    }
+  }
+  return true;
+}
+
+bool KernelPrinter::print_instruction(std::size_t index, const Instruction &inst) {
+  auto opcode = from_bir(inst.opcode());
+  auto engine = from_bir(inst.engine());
+  auto loop = from_bir(inst.loop_kind());
+  if (!opcode || !engine || !loop)
+    return fail("instruction " + std::to_string(index) + " has an opcode, engine or loop kind out of range");
+  line_start(2);
+  append_uint(out_, index);
+  out_ += ": ";
+  out_ += ir::opcode_name(*opcode);
+  out_ += ' ';
+  out_ += ir::engine_name(*engine);
+  if (!print_access_patterns("dst", inst.dst(), index) || !print_access_patterns("src", inst.src(), index))
+    return false;
+  if (const auto *attrs = inst.attrs()) {
+    for (flatbuffers::uoffset_t i = 0; i < attrs->size(); ++i) {
+      const Attr *attr = attrs->Get(i);
+      PyConstant value;
+      if (!to_py(attr->value(), value))
+        return false;
+      out_ += ' ';
+      append_token(out_, view(attr->name()));
+      out_ += '=';
+      append_py_repr(out_, value);
+      if (!check_budget())
+        return false;
+    }
+  }
+  if (*loop != ir::LoopKind::None) {
+    out_ += " loop=";
+    out_ += trace::loop_kind_name(*loop);
+  }
+  print_loc(inst.line(), inst.col());
+  out_ += '\n';
+  return check_budget();
+}
+
+bool KernelPrinter::print(const Kernel &k) {
+  line_start(0);
+  out_ += "kernel ";
+  append_token(out_, view(k.name()));
+  out_ += '\n';
+  line_start(1);
+  out_ += "format_version: ";
+  append_uint(out_, k.format_version());
+  out_ += '\n';
+  line_start(1);
+  out_ += "target: ";
+  append_token(out_, view(k.target()));
+  out_ += '\n';
+  line_start(1);
+  out_ += "inputs:";
+  if (k.input_names() && k.input_names()->size())
+    out_ += ' ';
+  append_token_list(out_, k.input_names());
+  out_ += '\n';
+  line_start(1);
+  out_ += "outputs:";
+  if (k.output_names() && k.output_names()->size())
+    out_ += ' ';
+  append_token_list(out_, k.output_names());
+  out_ += '\n';
+  line_start(1);
+  out_ += "matmul_mac_count: ";
+  append_int(out_, k.matmul_mac_count());
+  out_ += '\n';
+  line_start(1);
+  out_ += "has_collectives: ";
+  out_ += k.has_collectives() ? "true" : "false";
+  out_ += '\n';
+  if (!check_budget())
+    return false;
+
+  const auto *tensors = k.tensors();
+  tensor_count_ = tensors ? tensors->size() : 0;
+  line_start(1);
+  out_ += "tensors: ";
+  append_uint(out_, tensor_count_);
+  out_ += '\n';
+  for (std::size_t i = 0; i < tensor_count_; ++i)
+    if (!print_tensor(i, *tensors->Get(static_cast<flatbuffers::uoffset_t>(i))))
+      return false;
+
+  const auto *instructions = k.instructions();
+  std::size_t instruction_count = instructions ? instructions->size() : 0;
+  line_start(1);
+  out_ += "instructions: ";
+  append_uint(out_, instruction_count);
+  out_ += '\n';
+  for (std::size_t i = 0; i < instruction_count; ++i)
+    if (!print_instruction(i, *instructions->Get(static_cast<flatbuffers::uoffset_t>(i))))
+      return false;
+  return true;
+}
+
+/// Checks size and identifier; `what` is "module" or "kernel" for the messages.
+bool check_header(std::string_view blob, const char *identifier, const char *other_identifier, std::string_view what,
+                  std::string &error) {
+  std::string prefix = "not a BIR " + std::string(what) + ": ";
+  if (blob.empty()) {
+    error = prefix + "empty buffer";
+    return false;
+  }
+  if (blob.size() < FLATBUFFERS_MIN_BUFFER_SIZE) {
+    error = prefix + "too short (" + std::to_string(blob.size()) + " bytes)";
+    return false;
+  }
+  if (blob.size() >= FLATBUFFERS_MAX_BUFFER_SIZE) {
+    error = prefix + "too large (" + std::to_string(blob.size()) + " bytes; FlatBuffers holds less than 2 GiB)";
+    return false;
+  }
+  const auto *bytes = reinterpret_cast<const std::uint8_t *>(blob.data());
+  if (flatbuffers::BufferHasIdentifier(bytes, identifier))
+    return true;
+  error = prefix + "wrong file identifier '" + identifier_text(bytes) + "'";
+  if (flatbuffers::BufferHasIdentifier(bytes, other_identifier))
+    error += what == "module" ? " (this is a BIR kernel blob)" : " (this is a BIR module blob)";
+  return false;
+}
+
+bool check_version(std::uint32_t version, std::string &error) {
+  if (version == kFormatVersion)
+    return true;
+  error = "unsupported BIR format version " + std::to_string(version) + "; this nkicc reads version " +
+          std::to_string(kFormatVersion);
+  return false;
+}
+
+/// Verifies one kernel blob and prints it into the sink.
+bool print_kernel(std::string_view blob, TextSink &sink, std::string_view indent, std::string &error) {
+  if (!check_header(blob, kKernelIdentifier, kModuleIdentifier, "kernel", error))
+    return false;
+  AlignedCopy copy(blob);
+  flatbuffers::Verifier verifier(copy.data(), copy.size(), verifier_options(copy.size()));
+  if (!verifier.VerifyBuffer<Kernel>(kKernelIdentifier)) {
+    error = "corrupt BIR kernel: verification failed";
+    return false;
+  }
+  const Kernel *kernel = flatbuffers::GetRoot<Kernel>(copy.data());
+  if (!check_version(kernel->format_version(), error))
+    return false;
+  return KernelPrinter(sink, error, indent).print(*kernel);
+}
+
+} // namespace
+
+std::optional<std::string> kernel_to_text(std::string_view kernel_blob, std::string &error) {
+  std::string out;
+  TextSink sink(out, text_budget(kernel_blob.size()));
+  if (!print_kernel(kernel_blob, sink, "", error))
+    return std::nullopt;
+  return out;
+}
+
+std::optional<std::string> module_to_text(std::string_view blob, std::string &error) {
+  if (!check_header(blob, kModuleIdentifier, kKernelIdentifier, "module", error))
+    return std::nullopt;
+  AlignedCopy copy(blob);
+  flatbuffers::Verifier verifier(copy.data(), copy.size(), verifier_options(copy.size()));
+  if (!VerifyModuleBuffer(verifier)) {
+    error = "corrupt BIR module: verification failed";
+    return std::nullopt;
+  }
+  const Module *module = GetModule(copy.data());
+  if (!check_version(module->format_version(), error))
+    return std::nullopt;
+
+  const auto *kernels = module->kernels();
+  const std::size_t kernel_count = kernels ? kernels->size() : 0;
+  // Kernel blobs are stored side by side; bytes shared between two of them would let a small
+  // module make the kernel verifier below do work far beyond the module's size.
+  std::size_t kernel_bytes = 0;
+  for (std::size_t i = 0; i < kernel_count; ++i) {
+    const auto *bytes = kernels->Get(static_cast<flatbuffers::uoffset_t>(i))->kernel();
+    kernel_bytes += bytes ? bytes->size() : 0;
+  }
+  if (kernel_bytes > copy.size()) {
+    error = "corrupt BIR module: kernel blobs overlap";
+    return std::nullopt;
+  }
+
+  std::string out;
+  TextSink sink(out, text_budget(blob.size()));
+  out += "module ";
+  append_token(out, view(module->name()));
+  out += "\n  format_version: ";
+  append_uint(out, module->format_version());
+  out += "\n  nkicc_version: ";
+  append_token(out, view(module->nkicc_version()));
+  out += "\n  target: ";
+  append_token(out, view(module->target()));
+  out += "\n  nki_frontend: ";
+  append_token(out, view(module->nki_frontend()));
+  out += "\n  kernels: ";
+  append_uint(out, kernel_count);
+  out += '\n';
+  for (std::size_t i = 0; i < kernel_count; ++i) {
+    const KernelBlob *entry = kernels->Get(static_cast<flatbuffers::uoffset_t>(i));
+    out += "    #";
+    append_uint(out, i);
+    out += " cache_key=";
+    append_token(out, view(entry->cache_key()));
+    out += '\n';
+    const auto *bytes = entry->kernel();
+    std::string_view kernel_blob =
+        bytes ? std::string_view(reinterpret_cast<const char *>(bytes->data()), bytes->size()) : std::string_view();
+    std::string kernel_error;
+    if (!print_kernel(kernel_blob, sink, "      ", kernel_error)) {
+      error = "corrupt BIR module: kernel #" + std::to_string(i) + ": " + kernel_error;
+      return std::nullopt;
+    }
+  }
+
+  const auto *instructions = module->instructions();
+  const std::size_t instruction_count = instructions ? instructions->size() : 0;
+  out += "  instructions: ";
+  append_uint(out, instruction_count);
+  out += '\n';
+  for (std::size_t i = 0; i < instruction_count; ++i) {
+    const NKIKLIRKernel *inst = instructions->Get(static_cast<flatbuffers::uoffset_t>(i));
+    if (inst->kernel_index() >= kernel_count) {
+      error = "corrupt BIR module: instruction " + std::to_string(i) + " uses kernel #" +
+              std::to_string(inst->kernel_index()) + " of " + std::to_string(kernel_count);
+      return std::nullopt;
+    }
+    out += "    ";
+    append_uint(out, i);
+    out += ": NKIKLIRKernel func_name=";
+    append_token(out, view(inst->func_name()));
+    out += " kernel_name=";
+    append_token(out, view(inst->kernel_name()));
+    out += " kernel_format=";
+    append_token(out, view(inst->kernel_format()));
+    out += " cache_key=";
+    append_token(out, view(inst->cache_key()));
+    out += " kernel=#";
+    append_uint(out, inst->kernel_index());
+    out += " nki_binary_version_identifier=";
+    append_token(out, view(inst->nki_binary_version_identifier()));
+    out += " func_args=[";
+    append_token_list(out, inst->func_args());
+    out += "] func_outs=[";
+    append_token_list(out, inst->func_outs());
+    out += "]\n";
+    if (sink.over_budget()) {
+      error = "corrupt BIR module: its text would be far larger than the blob (shared data)";
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+} // namespace nkicc::bir

@@ -1,0 +1,366 @@
+#include "nkicc/bir/bir.h"
+
+#include "bir/schema.h"
+
+namespace nkicc::bir {
+namespace {
+
+// The enum conversions are switches, not casts: a new IR enumerator is then a -Wswitch error
+// here until the schema (and kFormatVersion, if old readers would misread it) follows.
+
+TensorRole to_bir(ir::TensorRole role) {
+  switch (role) {
+  case ir::TensorRole::Input:
+    return TensorRole::Input;
+  case ir::TensorRole::Output:
+    return TensorRole::Output;
+  case ir::TensorRole::Internal:
+    return TensorRole::Internal;
+  }
+  return TensorRole::Internal;
+}
+
+Memory to_bir(ir::Memory memory) {
+  switch (memory) {
+  case ir::Memory::SharedHbm:
+    return Memory::SharedHbm;
+  case ir::Memory::PrivateHbm:
+    return Memory::PrivateHbm;
+  case ir::Memory::Sbuf:
+    return Memory::Sbuf;
+  case ir::Memory::Psum:
+    return Memory::Psum;
+  }
+  return Memory::Sbuf;
+}
+
+DType to_bir(nkicc::DType dtype) {
+  switch (dtype) {
+  case nkicc::DType::Float32:
+    return DType::Float32;
+  case nkicc::DType::Float16:
+    return DType::Float16;
+  case nkicc::DType::BFloat16:
+    return DType::BFloat16;
+  case nkicc::DType::TFloat32:
+    return DType::TFloat32;
+  case nkicc::DType::Float8E4M3:
+    return DType::Float8E4M3;
+  case nkicc::DType::Float8E4M3FN:
+    return DType::Float8E4M3FN;
+  case nkicc::DType::Float8E5M2:
+    return DType::Float8E5M2;
+  case nkicc::DType::Int8:
+    return DType::Int8;
+  case nkicc::DType::Int16:
+    return DType::Int16;
+  case nkicc::DType::Int32:
+    return DType::Int32;
+  case nkicc::DType::UInt8:
+    return DType::UInt8;
+  case nkicc::DType::UInt16:
+    return DType::UInt16;
+  case nkicc::DType::UInt32:
+    return DType::UInt32;
+  case nkicc::DType::Bool:
+    return DType::Bool;
+  }
+  return DType::Float32;
+}
+
+Engine to_bir(ir::Engine engine) {
+  switch (engine) {
+  case ir::Engine::Tensor:
+    return Engine::Tensor;
+  case ir::Engine::Vector:
+    return Engine::Vector;
+  case ir::Engine::Scalar:
+    return Engine::Scalar;
+  case ir::Engine::GpSimd:
+    return Engine::GpSimd;
+  case ir::Engine::Sync:
+    return Engine::Sync;
+  }
+  return Engine::Vector;
+}
+
+Opcode to_bir(ir::Opcode op) {
+  switch (op) {
+  case ir::Opcode::Load:
+    return Opcode::Load;
+  case ir::Opcode::Store:
+    return Opcode::Store;
+  case ir::Opcode::DmaCopy:
+    return Opcode::DmaCopy;
+  case ir::Opcode::TensorCopy:
+    return Opcode::TensorCopy;
+  case ir::Opcode::MatMul:
+    return Opcode::MatMul;
+  case ir::Opcode::Transpose:
+    return Opcode::Transpose;
+  case ir::Opcode::TensorTensor:
+    return Opcode::TensorTensor;
+  case ir::Opcode::TensorScalar:
+    return Opcode::TensorScalar;
+  case ir::Opcode::Activation:
+    return Opcode::Activation;
+  case ir::Opcode::TensorReduce:
+    return Opcode::TensorReduce;
+  case ir::Opcode::Memset:
+    return Opcode::Memset;
+  case ir::Opcode::Iota:
+    return Opcode::Iota;
+  case ir::Opcode::AffineSelect:
+    return Opcode::AffineSelect;
+  case ir::Opcode::BnStats:
+    return Opcode::BnStats;
+  case ir::Opcode::BnAggr:
+    return Opcode::BnAggr;
+  case ir::Opcode::Select:
+    return Opcode::Select;
+  case ir::Opcode::Collective:
+    return Opcode::Collective;
+  }
+  return Opcode::TensorCopy;
+}
+
+LoopKind to_bir(ir::LoopKind kind) {
+  switch (kind) {
+  case ir::LoopKind::None:
+    return LoopKind::None;
+  case ir::LoopKind::Range:
+    return LoopKind::Range;
+  case ir::LoopKind::Affine:
+    return LoopKind::Affine;
+  case ir::LoopKind::Sequential:
+    return LoopKind::Sequential;
+  case ir::LoopKind::Static:
+    return LoopKind::Static;
+  }
+  return LoopKind::None;
+}
+
+PyKind to_bir(PyConstant::Kind kind) {
+  switch (kind) {
+  case PyConstant::Kind::None:
+    return PyKind::None;
+  case PyConstant::Kind::Bool:
+    return PyKind::Bool;
+  case PyConstant::Kind::Int:
+    return PyKind::Int;
+  case PyConstant::Kind::Float:
+    return PyKind::Float;
+  case PyConstant::Kind::Str:
+    return PyKind::Str;
+  case PyConstant::Kind::Tuple:
+    return PyKind::Tuple;
+  case PyConstant::Kind::List:
+    return PyKind::List;
+  case PyConstant::Kind::Dict:
+    return PyKind::Dict;
+  }
+  return PyKind::None;
+}
+
+using Builder = flatbuffers::FlatBufferBuilder;
+
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>>
+string_vector(Builder &fbb, const std::vector<std::string> &strings) {
+  std::vector<flatbuffers::Offset<flatbuffers::String>> offsets;
+  offsets.reserve(strings.size());
+  for (const std::string &s : strings)
+    offsets.push_back(fbb.CreateString(s));
+  return fbb.CreateVector(offsets);
+}
+
+flatbuffers::Offset<Attr> write_attr(Builder &fbb, const std::string &name, const PyConstant &value);
+
+flatbuffers::Offset<PyValue> write_value(Builder &fbb, const PyConstant &value) {
+  // Children are serialized before their parent: FlatBuffers builds bottom-up.
+  flatbuffers::Offset<flatbuffers::String> s;
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<PyValue>>> items;
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<Attr>>> entries;
+  switch (value.kind) {
+  case PyConstant::Kind::Str:
+    s = fbb.CreateString(value.s);
+    break;
+  case PyConstant::Kind::Tuple:
+  case PyConstant::Kind::List: {
+    std::vector<flatbuffers::Offset<PyValue>> offsets;
+    offsets.reserve(value.items.size());
+    for (const PyConstant &item : value.items)
+      offsets.push_back(write_value(fbb, item));
+    items = fbb.CreateVector(offsets);
+    break;
+  }
+  case PyConstant::Kind::Dict: {
+    std::vector<flatbuffers::Offset<Attr>> offsets;
+    offsets.reserve(value.dict.size());
+    for (const auto &[key, item] : value.dict)
+      offsets.push_back(write_attr(fbb, key, item));
+    entries = fbb.CreateVector(offsets);
+    break;
+  }
+  default:
+    break;
+  }
+  PyValueBuilder b(fbb);
+  switch (value.kind) {
+  case PyConstant::Kind::Bool:
+    b.add_b(value.b);
+    break;
+  case PyConstant::Kind::Int:
+    b.add_i(value.i);
+    break;
+  case PyConstant::Kind::Float:
+    // Stored even when it equals the default 0.0: -0.0 compares equal to 0.0 and would
+    // otherwise be dropped, and repr(-0.0) is '-0.0'. The default passed here only has to
+    // differ from the value.
+    fbb.AddElement<double>(PyValue::VT_F, value.f, value.f == 0.0 ? 1.0 : 0.0);
+    break;
+  case PyConstant::Kind::Str:
+    b.add_s(s);
+    break;
+  case PyConstant::Kind::Tuple:
+  case PyConstant::Kind::List:
+    b.add_items(items);
+    break;
+  case PyConstant::Kind::Dict:
+    b.add_entries(entries);
+    break;
+  case PyConstant::Kind::None:
+    break;
+  }
+  b.add_kind(to_bir(value.kind));
+  return b.Finish();
+}
+
+flatbuffers::Offset<Attr> write_attr(Builder &fbb, const std::string &name, const PyConstant &value) {
+  auto name_offset = fbb.CreateString(name);
+  auto value_offset = write_value(fbb, value);
+  return CreateAttr(fbb, name_offset, value_offset);
+}
+
+LineCol line_col(SourceLoc loc, const SourceManager &sources) {
+  if (!loc.valid() || loc.file > sources.file_count())
+    return {};
+  return sources.line_col(loc);
+}
+
+flatbuffers::Offset<Tensor> write_tensor(Builder &fbb, const ir::Tensor &t, const SourceManager &sources) {
+  auto name = fbb.CreateString(t.name);
+  auto shape = fbb.CreateVector(t.shape);
+  LineCol lc = line_col(t.loc, sources);
+  return CreateTensor(fbb, name, to_bir(t.role), to_bir(t.memory), shape, to_bir(t.dtype), t.partition_start,
+                      t.byte_offset, t.bytes_per_partition, lc.line, lc.column);
+}
+
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<AccessPattern>>>
+write_access_patterns(Builder &fbb, const std::vector<ir::AccessPattern> &aps) {
+  std::vector<flatbuffers::Offset<AccessPattern>> offsets;
+  offsets.reserve(aps.size());
+  for (const ir::AccessPattern &ap : aps) {
+    std::vector<Pair> pairs;
+    pairs.reserve(ap.pattern.size());
+    for (const auto &[step, num] : ap.pattern)
+      pairs.emplace_back(step, num);
+    auto pattern = fbb.CreateVectorOfStructs(pairs);
+    // Most views have no grid term: the vector is left out rather than stored as zeros.
+    flatbuffers::Offset<flatbuffers::Vector<std::int64_t>> program_offset;
+    for (std::int64_t term : ap.program_offset) {
+      if (term != 0) {
+        program_offset = fbb.CreateVector(ap.program_offset.data(), ap.program_offset.size());
+        break;
+      }
+    }
+    offsets.push_back(CreateAccessPattern(fbb, ap.tensor, pattern, ap.offset, program_offset));
+  }
+  return fbb.CreateVector(offsets);
+}
+
+flatbuffers::Offset<Instruction> write_instruction(Builder &fbb, const ir::Instruction &inst,
+                                                   const SourceManager &sources) {
+  auto dst = write_access_patterns(fbb, inst.dst);
+  auto src = write_access_patterns(fbb, inst.src);
+  std::vector<flatbuffers::Offset<Attr>> attrs;
+  attrs.reserve(inst.attrs.size());
+  for (const auto &[name, value] : inst.attrs)
+    attrs.push_back(write_attr(fbb, name, value));
+  auto attrs_offset = fbb.CreateVector(attrs);
+  LineCol lc = line_col(inst.loc, sources);
+  return CreateInstruction(fbb, to_bir(inst.opcode), to_bir(inst.engine), to_bir(inst.loop_kind), dst, src,
+                           attrs_offset, lc.line, lc.column);
+}
+
+std::string release(Builder &fbb) {
+  return std::string(reinterpret_cast<const char *>(fbb.GetBufferPointer()), fbb.GetSize());
+}
+
+} // namespace
+
+std::string write_kernel(const ir::Function &fn, std::string_view target_name, const SourceManager &sources) {
+  Builder fbb(1024 + 256 * fn.instructions.size());
+  fbb.ForceDefaults(false);
+  auto name = fbb.CreateString(fn.name);
+  auto target = fbb.CreateString(target_name.data(), target_name.size());
+  auto inputs = string_vector(fbb, fn.input_names);
+  auto outputs = string_vector(fbb, fn.output_names);
+  std::vector<flatbuffers::Offset<Tensor>> tensors;
+  tensors.reserve(fn.tensors.size());
+  for (const ir::Tensor &t : fn.tensors)
+    tensors.push_back(write_tensor(fbb, t, sources));
+  auto tensors_offset = fbb.CreateVector(tensors);
+  std::vector<flatbuffers::Offset<Instruction>> instructions;
+  instructions.reserve(fn.instructions.size());
+  for (const ir::Instruction &inst : fn.instructions)
+    instructions.push_back(write_instruction(fbb, inst, sources));
+  auto instructions_offset = fbb.CreateVector(instructions);
+  auto root = CreateKernel(fbb, kFormatVersion, name, target, inputs, outputs, fn.matmul_mac_count, fn.has_collectives,
+                           tensors_offset, instructions_offset);
+  fbb.Finish(root, kKernelIdentifier);
+  return release(fbb);
+}
+
+std::string write_module(const ModuleInfo &info, const std::vector<std::pair<std::string, std::string>> &kernels,
+                         const std::vector<ModuleCall> &calls) {
+  std::size_t kernel_bytes = 0;
+  for (const auto &kernel : kernels)
+    kernel_bytes += kernel.second.size();
+  Builder fbb(1024 + kernel_bytes + 256 * calls.size());
+  fbb.ForceDefaults(false);
+  auto nkicc_version = fbb.CreateString(info.nkicc_version);
+  auto name = fbb.CreateString(info.name);
+  auto target = fbb.CreateString(info.target);
+  auto nki_frontend = fbb.CreateString(info.nki_frontend);
+  std::vector<flatbuffers::Offset<KernelBlob>> blobs;
+  blobs.reserve(kernels.size());
+  for (const auto &[cache_key, blob] : kernels) {
+    auto key = fbb.CreateString(cache_key);
+    // A nested buffer keeps the alignment its fields assume (8 bytes for longs) only if its
+    // first byte is aligned: then a reader can use it in place.
+    fbb.ForceVectorAlignment(blob.size(), sizeof(std::uint8_t), 16);
+    auto bytes = fbb.CreateVector(reinterpret_cast<const std::uint8_t *>(blob.data()), blob.size());
+    blobs.push_back(CreateKernelBlob(fbb, key, bytes));
+  }
+  auto blobs_offset = fbb.CreateVector(blobs);
+  std::vector<flatbuffers::Offset<NKIKLIRKernel>> instructions;
+  instructions.reserve(calls.size());
+  for (const ModuleCall &call : calls) {
+    auto func_name = fbb.CreateString(call.func_name);
+    auto kernel_name = fbb.CreateString(call.kernel_name);
+    auto kernel_format = fbb.CreateString(kKernelFormat.data(), kKernelFormat.size());
+    auto cache_key = fbb.CreateString(call.cache_key);
+    auto version = fbb.CreateString(kNkiBinaryVersionIdentifier.data(), kNkiBinaryVersionIdentifier.size());
+    auto func_args = string_vector(fbb, call.func_args);
+    auto func_outs = string_vector(fbb, call.func_outs);
+    instructions.push_back(CreateNKIKLIRKernel(fbb, func_name, kernel_name, kernel_format, cache_key, call.kernel_index,
+                                               version, func_args, func_outs));
+  }
+  auto instructions_offset = fbb.CreateVector(instructions);
+  auto root =
+      CreateModule(fbb, kFormatVersion, nkicc_version, name, target, nki_frontend, blobs_offset, instructions_offset);
+  fbb.Finish(root, kModuleIdentifier);
+  return release(fbb);
+}
+
+} // namespace nkicc::bir

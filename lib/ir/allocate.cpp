@@ -1,0 +1,252 @@
+// SBUF/PSUM allocation by liveness (SPEC §3, seed 001 `allocate_pending_tensors`).
+//
+// A kernel unrolls to a million instructions and hundreds of thousands of tiles, so each
+// allocation and release costs O(log capacity): the free bytes of a memory are a segment tree
+// over 4-byte units that knows, per node, its longest free run and its free prefix and suffix.
+// First fit is then a descent towards the leftmost run that is long enough.
+#include "nkicc/ir/kernel_ir.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace nkicc::ir {
+namespace {
+
+constexpr std::int64_t kUnitBytes = 4;        // SBUF and PSUM alignment
+constexpr std::int64_t kPsumBankBytes = 2048; // reference/nki.md: 8 banks of 2 KiB
+constexpr std::int64_t kBankUnits = kPsumBankBytes / kUnitBytes;
+
+// The free units of one address range [0, size).
+class FreeRuns {
+public:
+  explicit FreeRuns(std::int64_t size) : size_(static_cast<std::int32_t>(size)) {
+    std::size_t leaves = 1;
+    while (leaves < static_cast<std::size_t>(std::max<std::int64_t>(size, 1)))
+      leaves *= 2;
+    nodes_.resize(2 * leaves);
+    if (size_ > 0)
+      set(1, 0, size_, 0, size_, Lazy::Free);
+  }
+
+  std::int64_t size() const { return size_; }
+  std::int64_t longest_free() const { return size_ > 0 ? nodes_[1].best : 0; }
+  std::int64_t free_prefix() const { return size_ > 0 ? nodes_[1].pref : 0; }
+
+  // The leftmost start of `len` free units, or -1.
+  std::int64_t first_fit(std::int64_t len) {
+    if (len > longest_free())
+      return -1;
+    return find(1, 0, size_, static_cast<std::int32_t>(len));
+  }
+  void mark_used(std::int64_t begin, std::int64_t len) { update(begin, len, Lazy::Used); }
+  void mark_free(std::int64_t begin, std::int64_t len) { update(begin, len, Lazy::Free); }
+
+private:
+  enum class Lazy : std::uint8_t { None, Free, Used };
+  struct Node {
+    std::int32_t pref = 0, suf = 0, best = 0;
+    Lazy lazy = Lazy::None;
+  };
+
+  void update(std::int64_t begin, std::int64_t len, Lazy to) {
+    if (len > 0)
+      set(1, 0, size_, static_cast<std::int32_t>(begin), static_cast<std::int32_t>(begin + len), to);
+  }
+
+  void apply(std::size_t k, std::int32_t lo, std::int32_t hi, Lazy to) {
+    std::int32_t v = to == Lazy::Free ? hi - lo : 0;
+    nodes_[k] = {v, v, v, hi - lo > 1 ? to : Lazy::None};
+  }
+  void push(std::size_t k, std::int32_t lo, std::int32_t mid, std::int32_t hi) {
+    if (nodes_[k].lazy == Lazy::None)
+      return;
+    apply(2 * k, lo, mid, nodes_[k].lazy);
+    apply(2 * k + 1, mid, hi, nodes_[k].lazy);
+    nodes_[k].lazy = Lazy::None;
+  }
+  void pull(std::size_t k, std::int32_t lo, std::int32_t mid, std::int32_t hi) {
+    const Node &l = nodes_[2 * k], &r = nodes_[2 * k + 1];
+    Node &n = nodes_[k];
+    n.pref = l.pref == mid - lo ? l.pref + r.pref : l.pref;
+    n.suf = r.suf == hi - mid ? r.suf + l.suf : r.suf;
+    n.best = std::max({l.best, r.best, l.suf + r.pref});
+  }
+  void set(std::size_t k, std::int32_t lo, std::int32_t hi, std::int32_t a, std::int32_t b, Lazy to) {
+    if (b <= lo || hi <= a)
+      return;
+    if (a <= lo && hi <= b) {
+      apply(k, lo, hi, to);
+      return;
+    }
+    std::int32_t mid = lo + (hi - lo) / 2;
+    push(k, lo, mid, hi);
+    set(2 * k, lo, mid, a, b, to);
+    set(2 * k + 1, mid, hi, a, b, to);
+    pull(k, lo, mid, hi);
+  }
+  // Precondition: nodes_[k].best >= len.
+  std::int32_t find(std::size_t k, std::int32_t lo, std::int32_t hi, std::int32_t len) {
+    if (nodes_[k].pref >= len)
+      return lo;
+    std::int32_t mid = lo + (hi - lo) / 2;
+    push(k, lo, mid, hi);
+    if (nodes_[2 * k].best >= len)
+      return find(2 * k, lo, mid, len);
+    if (nodes_[2 * k].suf + nodes_[2 * k + 1].pref >= len)
+      return mid - nodes_[2 * k].suf;
+    return find(2 * k + 1, mid, hi, len);
+  }
+
+  std::int32_t size_;
+  std::vector<Node> nodes_;
+};
+
+// One memory: SBUF is one region; PSUM is one region per bank, so that a tile that fits a
+// bank is found inside one, and a larger tile takes whole banks from a bank start.
+class Pool {
+public:
+  Pool(std::int64_t capacity_bytes, bool banked) : banked_(banked) {
+    std::int64_t units = std::max<std::int64_t>(capacity_bytes, 0) / kUnitBytes;
+    // The tree indexes units with 32-bit integers; no chip comes near this.
+    units = std::min<std::int64_t>(units, std::numeric_limits<std::int32_t>::max() / 2);
+    if (!banked_) {
+      regions_.emplace_back(units);
+      return;
+    }
+    for (std::int64_t start = 0; start < units; start += kBankUnits)
+      regions_.emplace_back(std::min(kBankUnits, units - start));
+  }
+
+  // The unit offset of `units` free units placed first-fit, or -1.
+  std::int64_t allocate(std::int64_t units) {
+    if (units == 0)
+      return 0;
+    if (!banked_) {
+      std::int64_t at = regions_[0].first_fit(units);
+      if (at >= 0)
+        regions_[0].mark_used(at, units);
+      return at;
+    }
+    if (units <= kBankUnits) {
+      for (std::size_t r = 0; r < regions_.size(); ++r) {
+        std::int64_t at = regions_[r].first_fit(units);
+        if (at >= 0) {
+          regions_[r].mark_used(at, units);
+          return static_cast<std::int64_t>(r) * kBankUnits + at;
+        }
+      }
+      return -1;
+    }
+    std::size_t whole = static_cast<std::size_t>(units / kBankUnits);
+    std::int64_t rest = units % kBankUnits;
+    std::size_t span = whole + (rest ? 1 : 0);
+    for (std::size_t r = 0; r + span <= regions_.size(); ++r) {
+      bool fits = true;
+      for (std::size_t b = r; b < r + whole && fits; ++b)
+        fits = regions_[b].size() == kBankUnits && regions_[b].longest_free() == kBankUnits;
+      if (fits && rest)
+        fits = regions_[r + whole].free_prefix() >= rest;
+      if (fits) {
+        std::int64_t at = static_cast<std::int64_t>(r) * kBankUnits;
+        update(at, units, true);
+        return at;
+      }
+    }
+    return -1;
+  }
+
+  void release(std::int64_t at, std::int64_t units) { update(at, units, false); }
+
+private:
+  void update(std::int64_t at, std::int64_t units, bool used) {
+    if (!banked_) {
+      used ? regions_[0].mark_used(at, units) : regions_[0].mark_free(at, units);
+      return;
+    }
+    while (units > 0) {
+      std::size_t r = static_cast<std::size_t>(at / kBankUnits);
+      std::int64_t in_bank = at % kBankUnits;
+      std::int64_t len = std::min(units, kBankUnits - in_bank);
+      used ? regions_[r].mark_used(in_bank, len) : regions_[r].mark_free(in_bank, len);
+      at += len;
+      units -= len;
+    }
+  }
+
+  bool banked_;
+  std::vector<FreeRuns> regions_;
+};
+
+enum class TileState : std::uint8_t { Unused, Live, Dead };
+
+std::int64_t units_of(std::int64_t bytes) { return bytes / kUnitBytes + (bytes % kUnitBytes != 0); }
+
+} // namespace
+
+std::optional<AllocationError> allocate_on_chip(Function &fn, std::int64_t sbuf_bytes_per_partition,
+                                                std::int64_t psum_bytes_per_partition) {
+  const std::size_t n = fn.tensors.size();
+  for (Tensor &t : fn.tensors) {
+    if (!is_on_chip(t.memory))
+      continue;
+    t.partition_start = 0;
+    t.byte_offset = -1;
+    t.bytes_per_partition = bytes_per_partition(t);
+  }
+  auto tile_of = [&](const AccessPattern &ap) -> Tensor * {
+    if (ap.tensor >= n || !is_on_chip(fn.tensors[ap.tensor].memory))
+      return nullptr;
+    return &fn.tensors[ap.tensor];
+  };
+
+  std::vector<std::size_t> last_use(n, 0);
+  for (std::size_t i = 0; i < fn.instructions.size(); ++i) {
+    for (const auto *aps : {&fn.instructions[i].dst, &fn.instructions[i].src})
+      for (const AccessPattern &ap : *aps)
+        if (tile_of(ap))
+          last_use[ap.tensor] = i;
+  }
+
+  Pool sbuf(sbuf_bytes_per_partition, false);
+  Pool psum(psum_bytes_per_partition, true);
+  std::int64_t sbuf_in_use = 0, psum_in_use = 0;
+  std::vector<TileState> state(n, TileState::Unused);
+
+  for (std::size_t i = 0; i < fn.instructions.size(); ++i) {
+    const Instruction &inst = fn.instructions[i];
+    // Every tile the instruction touches is live during it: place all newcomers first.
+    for (const auto *aps : {&inst.dst, &inst.src}) {
+      for (const AccessPattern &ap : *aps) {
+        Tensor *t = tile_of(ap);
+        if (!t || state[ap.tensor] != TileState::Unused)
+          continue;
+        bool is_psum = t->memory == Memory::Psum;
+        std::int64_t &in_use = is_psum ? psum_in_use : sbuf_in_use;
+        std::int64_t capacity = is_psum ? psum_bytes_per_partition : sbuf_bytes_per_partition;
+        std::int64_t bytes = t->bytes_per_partition;
+        std::int64_t at = -1;
+        if (bytes <= capacity)
+          at = (is_psum ? psum : sbuf).allocate(units_of(bytes));
+        if (at < 0)
+          return AllocationError{ap.tensor, t->memory, bytes, capacity, in_use};
+        t->byte_offset = at * kUnitBytes;
+        in_use += bytes;
+        state[ap.tensor] = TileState::Live;
+      }
+    }
+    for (const auto *aps : {&inst.dst, &inst.src}) {
+      for (const AccessPattern &ap : *aps) {
+        Tensor *t = tile_of(ap);
+        if (!t || state[ap.tensor] != TileState::Live || last_use[ap.tensor] != i)
+          continue;
+        bool is_psum = t->memory == Memory::Psum;
+        (is_psum ? psum : sbuf).release(t->byte_offset / kUnitBytes, units_of(t->bytes_per_partition));
+        (is_psum ? psum_in_use : sbuf_in_use) -= t->bytes_per_partition;
+        state[ap.tensor] = TileState::Dead;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace nkicc::ir

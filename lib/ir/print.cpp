@@ -1,0 +1,209 @@
+// The `--emit=ir` text. Golden tests diff it and FileCheck matches it line by line, so it is
+// deterministic, holds no paths or addresses, and puts exactly one tensor or one instruction
+// on each line:
+//
+//   kernel <name>
+//     inputs: <name>, ...
+//     outputs: <name>, ...
+//     matmul_mac_count: <n>
+//     has_collectives: true|false
+//     tensors: <count>
+//       %<id> <name> <role> <memory> <dtype>[<shape>] [<allocation>] [@line:col]
+//     instructions: <count>
+//       <index>: <opcode> <engine> [dst=<ap>, ...] [src=<ap>, ...] [<attr>=<repr>]...
+//                [loop=<kind>] [@line:col]                        (one line, wrapped here)
+//
+// where <allocation> is `partitions=[p0, p1) bytes=[b0, b1)` for an allocated SBUF/PSUM tile
+// and `unallocated` for one never referenced; <ap> is `%<id>[[step, num], ...]` followed by
+// `+<offset>` when non-zero and `+<c>*pid<axis>` per non-zero grid term (`-` when negative);
+// <repr> is Python's repr of the attribute; `loop=` appears only inside a loop; a location is
+// printed only when the SourceManager holds its file. Empty dst/src lists are left out.
+#include "nkicc/cache/py_repr.h"
+#include "nkicc/ir/kernel_ir.h"
+
+#include <charconv>
+
+namespace nkicc::ir {
+namespace {
+
+void append_int(std::string &out, std::int64_t value) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  (void)ec;
+  out.append(buf, end);
+}
+
+// `+N` or `-N`, as a term of a sum.
+void append_signed_term(std::string &out, std::int64_t value) {
+  if (value >= 0)
+    out += '+';
+  append_int(out, value);
+}
+
+// Named by the NKI iterator that produced the loop, which is what a reader searches the
+// kernel for.
+std::string_view loop_text(LoopKind kind) {
+  switch (kind) {
+  case LoopKind::None:
+    return "none";
+  case LoopKind::Range:
+    return "range";
+  case LoopKind::Affine:
+    return "affine_range";
+  case LoopKind::Sequential:
+    return "sequential_range";
+  case LoopKind::Static:
+    return "static_range";
+  }
+  return "?";
+}
+
+void append_loc(std::string &out, SourceLoc loc, const SourceManager &sources) {
+  if (!loc.valid() || loc.file > sources.file_count())
+    return;
+  LineCol lc = sources.line_col(loc);
+  out += " @";
+  append_int(out, lc.line);
+  out += ':';
+  append_int(out, lc.column);
+}
+
+void append_ap(std::string &out, const AccessPattern &ap) {
+  out += '%';
+  append_int(out, ap.tensor);
+  out += '[';
+  for (std::size_t i = 0; i < ap.pattern.size(); ++i) {
+    if (i)
+      out += ", ";
+    out += '[';
+    append_int(out, ap.pattern[i].first);
+    out += ", ";
+    append_int(out, ap.pattern[i].second);
+    out += ']';
+  }
+  out += ']';
+  if (ap.offset != 0)
+    append_signed_term(out, ap.offset);
+  for (std::size_t axis = 0; axis < kMaxGridAxes; ++axis) {
+    if (ap.program_offset[axis] == 0)
+      continue;
+    append_signed_term(out, ap.program_offset[axis]);
+    out += "*pid";
+    append_int(out, static_cast<std::int64_t>(axis));
+  }
+}
+
+void append_aps(std::string &out, std::string_view label, const std::vector<AccessPattern> &aps) {
+  if (aps.empty())
+    return;
+  out += ' ';
+  out += label;
+  out += '=';
+  for (std::size_t i = 0; i < aps.size(); ++i) {
+    if (i)
+      out += ", ";
+    append_ap(out, aps[i]);
+  }
+}
+
+void append_names(std::string &out, std::string_view label, const std::vector<std::string> &names) {
+  out += "  ";
+  out += label;
+  out += ':';
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    out += i ? ", " : " ";
+    out += names[i];
+  }
+  out += '\n';
+}
+
+void append_tensor(std::string &out, TensorId id, const Tensor &t, const SourceManager &sources) {
+  out += "    %";
+  append_int(out, id);
+  out += ' ';
+  out += t.name;
+  out += ' ';
+  out += role_name(t.role);
+  out += ' ';
+  out += memory_name(t.memory);
+  out += ' ';
+  out += dtype_name(t.dtype);
+  out += '[';
+  for (std::size_t d = 0; d < t.shape.size(); ++d) {
+    if (d)
+      out += ", ";
+    append_int(out, t.shape[d]);
+  }
+  out += ']';
+  if (is_on_chip(t.memory)) {
+    if (t.byte_offset < 0) {
+      out += " unallocated";
+    } else {
+      std::int64_t partitions = t.shape.empty() ? 0 : t.shape[0];
+      out += " partitions=[";
+      append_int(out, t.partition_start);
+      out += ", ";
+      append_int(out, t.partition_start + partitions);
+      out += ") bytes=[";
+      append_int(out, t.byte_offset);
+      out += ", ";
+      append_int(out, t.byte_offset + t.bytes_per_partition);
+      out += ')';
+    }
+  }
+  append_loc(out, t.loc, sources);
+  out += '\n';
+}
+
+void append_instruction(std::string &out, std::size_t index, const Instruction &inst, const SourceManager &sources) {
+  out += "    ";
+  append_int(out, static_cast<std::int64_t>(index));
+  out += ": ";
+  out += opcode_name(inst.opcode);
+  out += ' ';
+  out += engine_name(inst.engine);
+  append_aps(out, "dst", inst.dst);
+  append_aps(out, "src", inst.src);
+  for (const auto &[name, value] : inst.attrs) {
+    out += ' ';
+    out += name;
+    out += '=';
+    append_py_repr(out, value);
+  }
+  if (inst.loop_kind != LoopKind::None) {
+    out += " loop=";
+    out += loop_text(inst.loop_kind);
+  }
+  append_loc(out, inst.loc, sources);
+  out += '\n';
+}
+
+} // namespace
+
+std::string print_function(const Function &fn, const SourceManager &sources) {
+  std::string out;
+  // About 100 bytes per line; one reservation keeps million-instruction kernels linear.
+  out.reserve(128 + 96 * (fn.tensors.size() + fn.instructions.size()));
+  out += "kernel ";
+  out += fn.name;
+  out += '\n';
+  append_names(out, "inputs", fn.input_names);
+  append_names(out, "outputs", fn.output_names);
+  out += "  matmul_mac_count: ";
+  append_int(out, fn.matmul_mac_count);
+  out += "\n  has_collectives: ";
+  out += fn.has_collectives ? "true" : "false";
+  out += "\n  tensors: ";
+  append_int(out, static_cast<std::int64_t>(fn.tensors.size()));
+  out += '\n';
+  for (std::size_t i = 0; i < fn.tensors.size(); ++i)
+    append_tensor(out, static_cast<TensorId>(i), fn.tensors[i], sources);
+  out += "  instructions: ";
+  append_int(out, static_cast<std::int64_t>(fn.instructions.size()));
+  out += '\n';
+  for (std::size_t i = 0; i < fn.instructions.size(); ++i)
+    append_instruction(out, i, fn.instructions[i], sources);
+  return out;
+}
+
+} // namespace nkicc::ir

@@ -1,0 +1,611 @@
+// The NKI value objects: program-id affines, index tiles, masks, dtypes, tensor views and
+// their indexing (lowered to access patterns with bounds checks), NKI ranges, jit kernels.
+#include "nki.h"
+#include "nki_ops.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace nkicc::trace {
+
+using python::BinOpKind;
+using python::CmpOpKind;
+using python::UnaryOpKind;
+
+std::int64_t checked_add(std::int64_t a, std::int64_t b) {
+  std::int64_t r;
+  if (__builtin_add_overflow(a, b, &r))
+    raise_error("OverflowError", "integer overflow: the result does not fit in 64 bits");
+  return r;
+}
+
+std::int64_t checked_mul(std::int64_t a, std::int64_t b) {
+  std::int64_t r;
+  if (__builtin_mul_overflow(a, b, &r))
+    raise_error("OverflowError", "integer overflow: the result does not fit in 64 bits");
+  return r;
+}
+
+std::string shape_text(const std::vector<std::int64_t> &shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+
+// ---- affines ----------------------------------------------------------------------------------
+
+std::string Affine::text() const {
+  std::string out;
+  for (std::size_t a = 0; a < coef.size(); ++a) {
+    if (!coef[a])
+      continue;
+    if (!out.empty())
+      out += " + ";
+    out += coef[a] == 1 ? fmt::format("program_id({})", a) : fmt::format("{}*program_id({})", coef[a], a);
+  }
+  if (constant || out.empty())
+    out += out.empty() ? fmt::format("{}", constant) : fmt::format(" + {}", constant);
+  return out;
+}
+
+std::optional<Affine> to_affine(const Value &v) {
+  if (v.kind == Value::Kind::Int)
+    return Affine{v.i, {}};
+  if (v.kind == Value::Kind::Bool)
+    return Affine{v.b ? 1 : 0, {}};
+  if (auto *a = v.as<AffineObject>())
+    return a->value;
+  return std::nullopt;
+}
+
+namespace {
+
+Value affine_value(const Affine &a) {
+  if (a.is_constant())
+    return Value::integer(a.constant);
+  return Value::object(std::make_shared<AffineObject>(a));
+}
+
+Affine affine_add(const Affine &x, const Affine &y, std::int64_t sign) {
+  Affine r;
+  r.constant = checked_add(x.constant, checked_mul(sign, y.constant));
+  for (std::size_t i = 0; i < r.coef.size(); ++i)
+    r.coef[i] = checked_add(x.coef[i], checked_mul(sign, y.coef[i]));
+  return r;
+}
+
+Affine affine_scale(const Affine &x, std::int64_t k) {
+  Affine r;
+  r.constant = checked_mul(x.constant, k);
+  for (std::size_t i = 0; i < r.coef.size(); ++i)
+    r.coef[i] = checked_mul(x.coef[i], k);
+  return r;
+}
+
+[[noreturn]] void control_flow_error() {
+  raise_error("err_control_flow_condition_depending_on_arange",
+              "Control-flow depending on `nl.arange` or `nl.mgrid` is not supported");
+}
+
+std::string_view cmp_symbol(CmpOpKind op) {
+  switch (op) {
+  case CmpOpKind::Lt:
+    return "<";
+  case CmpOpKind::LtE:
+    return "<=";
+  case CmpOpKind::Gt:
+    return ">";
+  case CmpOpKind::GtE:
+    return ">=";
+  case CmpOpKind::Eq:
+    return "==";
+  case CmpOpKind::NotEq:
+    return "!=";
+  default:
+    return "?";
+  }
+}
+
+CmpOpKind reflect(CmpOpKind op) {
+  switch (op) {
+  case CmpOpKind::Lt:
+    return CmpOpKind::Gt;
+  case CmpOpKind::LtE:
+    return CmpOpKind::GtE;
+  case CmpOpKind::Gt:
+    return CmpOpKind::Lt;
+  case CmpOpKind::GtE:
+    return CmpOpKind::LtE;
+  default:
+    return op;
+  }
+}
+
+} // namespace
+
+std::optional<Value> AffineObject::binary_op(Interpreter &, BinOpKind op, const Value &other, bool reflected) {
+  auto o = to_affine(other);
+  if (!o)
+    return std::nullopt;
+  switch (op) {
+  case BinOpKind::Add:
+    return affine_value(affine_add(value, *o, 1));
+  case BinOpKind::Sub:
+    return affine_value(reflected ? affine_add(*o, value, 1 - 2) : affine_add(value, *o, -1));
+  case BinOpKind::Mult:
+    if (!o->is_constant())
+      raise_error("TypeError", "program ids can only be multiplied by integers: the product would not be affine");
+    return affine_value(affine_scale(value, o->constant));
+  default:
+    raise_error("TypeError", fmt::format("unsupported operation on a program id: only +, - and * by an integer keep "
+                                         "an index affine"));
+  }
+}
+
+std::optional<Value> AffineObject::unary_op(Interpreter &, UnaryOpKind op) {
+  if (op == UnaryOpKind::USub)
+    return affine_value(affine_scale(value, -1));
+  if (op == UnaryOpKind::UAdd)
+    return Value::object(std::make_shared<AffineObject>(value));
+  return std::nullopt;
+}
+
+std::optional<Value> AffineObject::compare(Interpreter &, CmpOpKind, const Value &, bool) {
+  // Comparing a program id picks a branch per SPMD instance: the trace describes one instance.
+  raise_error("err_control_flow_condition_depending_on_arange",
+              "Control-flow depending on `nl.program_id` is not supported: the trace describes every SPMD "
+              "instance at once");
+}
+
+bool AffineObject::truthy(Interpreter &) {
+  raise_error("err_control_flow_condition_depending_on_arange",
+              "Control-flow depending on `nl.program_id` is not supported: the trace describes every SPMD "
+              "instance at once");
+}
+
+// ---- index tiles ------------------------------------------------------------------------------
+
+std::string IndexObject::repr() const {
+  return fmt::format("IndexTile(start={}, step={}, count={}, axis={} of {})", start.text(), step, count, axis, rank);
+}
+
+Value IndexObject::get_item(Interpreter &, const Value &key) {
+  // `nl.arange(n)[:, None]` puts the range on axis 0 of a 2-D index tile; `[None, :]` on axis 1.
+  std::vector<Value> parts;
+  if (key.kind == Value::Kind::Tuple)
+    parts = key.seq().items;
+  else
+    parts.push_back(key);
+  int placed = -1;
+  int rank_out = 0;
+  for (const Value &p : parts) {
+    if (p.kind == Value::Kind::Slice) {
+      const SliceData &s = p.slice_data();
+      if (!s.lower.is_none() || !s.upper.is_none() || !s.step.is_none())
+        raise_error("TypeError", "an index tile takes only ':' and None when placed on an axis");
+      if (placed >= 0)
+        raise_error("TypeError", "an index tile has a single ':' axis");
+      placed = rank_out++;
+    } else if (p.is_none()) {
+      ++rank_out;
+    } else {
+      raise_error("TypeError", "an index tile takes only ':' and None when placed on an axis");
+    }
+  }
+  if (placed < 0)
+    raise_error("TypeError", "an index tile needs one ':' to place its range on an axis");
+  auto out = std::make_shared<IndexObject>(*this);
+  out->rank = rank_out;
+  out->axis = placed;
+  return Value::object(out);
+}
+
+std::optional<Value> IndexObject::get_attr(Interpreter &, std::string_view name) {
+  if (name == "shape") {
+    std::vector<Value> dims;
+    for (int i = 0; i < rank; ++i)
+      dims.push_back(Value::integer(i == axis ? count : 1));
+    return Value::tuple(std::move(dims));
+  }
+  return std::nullopt;
+}
+
+std::string IndexObject::term() const {
+  std::string out = step == 1 ? fmt::format("i{}", axis) : fmt::format("{}*i{}", step, axis);
+  if (!(start.is_constant() && start.constant == 0))
+    out += " + " + start.text();
+  return out;
+}
+
+std::optional<Value> IndexObject::binary_op(Interpreter &, BinOpKind op, const Value &other, bool reflected) {
+  if ((op == BinOpKind::Add || op == BinOpKind::Sub) && (other.as<IndexObject>() || other.as<IndexSumObject>())) {
+    // `i_q - i_k`: a predicate term over two axes.
+    std::string mine = "(" + term() + ")";
+    std::string theirs = other.as<IndexObject>() ? "(" + other.as<IndexObject>()->term() + ")"
+                                                 : "(" + other.as<IndexSumObject>()->text + ")";
+    auto sum = std::make_shared<IndexSumObject>();
+    const char *sign = op == BinOpKind::Add ? " + " : " - ";
+    sum->text = reflected ? theirs + sign + mine : mine + sign + theirs;
+    return Value::object(sum);
+  }
+  auto o = to_affine(other);
+  if (!o)
+    return std::nullopt;
+  auto out = std::make_shared<IndexObject>(*this);
+  switch (op) {
+  case BinOpKind::Add:
+    out->start = affine_add(start, *o, 1);
+    break;
+  case BinOpKind::Sub:
+    if (reflected) {
+      out->start = affine_add(*o, start, -1);
+      out->step = checked_mul(step, -1);
+    } else {
+      out->start = affine_add(start, *o, -1);
+    }
+    break;
+  case BinOpKind::Mult:
+    if (!o->is_constant())
+      raise_error("TypeError", "an index tile can only be scaled by an integer");
+    out->start = affine_scale(start, o->constant);
+    out->step = checked_mul(step, o->constant);
+    break;
+  default:
+    return std::nullopt;
+  }
+  return Value::object(out);
+}
+
+std::optional<Value> IndexObject::compare(Interpreter &, CmpOpKind op, const Value &other, bool reflected) {
+  auto bound = to_affine(other);
+  if (!bound)
+    return std::nullopt;
+  auto mask = std::make_shared<MaskObject>();
+  std::string lhs = term();
+  mask->text = reflected ? fmt::format("{} {} {}", bound->text(), cmp_symbol(reflect(op)), lhs)
+                         : fmt::format("{} {} {}", lhs, cmp_symbol(op), bound->text());
+  return Value::object(mask);
+}
+
+bool IndexObject::truthy(Interpreter &) { control_flow_error(); }
+
+std::optional<Value> IndexSumObject::binary_op(Interpreter &, BinOpKind op, const Value &other, bool reflected) {
+  if (op != BinOpKind::Add && op != BinOpKind::Sub)
+    return std::nullopt;
+  std::string theirs;
+  if (auto a = to_affine(other))
+    theirs = a->text();
+  else if (auto *ix = other.as<IndexObject>())
+    theirs = "(" + ix->term() + ")";
+  else if (auto *sum = other.as<IndexSumObject>())
+    theirs = "(" + sum->text + ")";
+  else
+    return std::nullopt;
+  auto out = std::make_shared<IndexSumObject>();
+  const char *sign = op == BinOpKind::Add ? " + " : " - ";
+  out->text = reflected ? theirs + sign + "(" + text + ")" : "(" + text + ")" + sign + theirs;
+  return Value::object(out);
+}
+
+std::optional<Value> IndexSumObject::compare(Interpreter &, CmpOpKind op, const Value &other, bool reflected) {
+  auto bound = to_affine(other);
+  if (!bound)
+    return std::nullopt;
+  auto mask = std::make_shared<MaskObject>();
+  mask->text = reflected ? fmt::format("{} {} {}", bound->text(), cmp_symbol(reflect(op)), text)
+                         : fmt::format("{} {} {}", text, cmp_symbol(op), bound->text());
+  return Value::object(mask);
+}
+
+bool IndexSumObject::truthy(Interpreter &) { control_flow_error(); }
+
+std::optional<Value> MaskObject::binary_op(Interpreter &, BinOpKind op, const Value &other, bool reflected) {
+  auto *m = other.as<MaskObject>();
+  if (!m || (op != BinOpKind::BitAnd && op != BinOpKind::BitOr))
+    return std::nullopt;
+  auto out = std::make_shared<MaskObject>();
+  const std::string &a = reflected ? m->text : text;
+  const std::string &b = reflected ? text : m->text;
+  out->text = fmt::format("({}) {} ({})", a, op == BinOpKind::BitAnd ? "&" : "|", b);
+  return Value::object(out);
+}
+
+bool MaskObject::truthy(Interpreter &) { control_flow_error(); }
+
+// ---- dtypes -----------------------------------------------------------------------------------
+
+std::optional<Value> DTypeObject::compare(Interpreter &, CmpOpKind op, const Value &other, bool) {
+  if (op != CmpOpKind::Eq && op != CmpOpKind::NotEq)
+    return std::nullopt;
+  bool same = false;
+  if (auto *d = other.as<DTypeObject>())
+    same = d->dtype == dtype;
+  else if (other.kind == Value::Kind::Str)
+    same = parse_dtype(other.str_text()) == dtype;
+  return Value::boolean(op == CmpOpKind::Eq ? same : !same);
+}
+
+std::optional<Value> DTypeObject::get_attr(Interpreter &, std::string_view name) {
+  if (name == "itemsize")
+    return Value::integer(static_cast<std::int64_t>(dtype_size(dtype)));
+  if (name == "name")
+    return Value::str(std::string(dtype_name(dtype)));
+  // nl.fp32.min / .max, as numpy's finfo/iinfo give them.
+  bool is_min = name == "min";
+  if (!is_min && name != "max")
+    return std::nullopt;
+  switch (dtype) {
+  case DType::Float32:
+  case DType::TFloat32:
+    return Value::floating(is_min ? -3.4028234663852886e38 : 3.4028234663852886e38);
+  case DType::BFloat16:
+    return Value::floating(is_min ? -3.3895313892515355e38 : 3.3895313892515355e38);
+  case DType::Float16:
+    return Value::floating(is_min ? -65504.0 : 65504.0);
+  case DType::Int8:
+    return Value::integer(is_min ? -128 : 127);
+  case DType::Int16:
+    return Value::integer(is_min ? -32768 : 32767);
+  case DType::Int32:
+    return Value::integer(is_min ? -2147483648LL : 2147483647LL);
+  case DType::UInt8:
+    return Value::integer(is_min ? 0 : 255);
+  case DType::UInt16:
+    return Value::integer(is_min ? 0 : 65535);
+  case DType::UInt32:
+    return Value::integer(is_min ? 0 : 4294967295LL);
+  default:
+    return std::nullopt;
+  }
+}
+
+// ---- ranges -----------------------------------------------------------------------------------
+
+namespace {
+class CountingIterator : public Iterator {
+public:
+  CountingIterator(std::int64_t start, std::int64_t stop, std::int64_t step) : cur_(start), stop_(stop), step_(step) {}
+  bool next(Value &out) override {
+    if (step_ > 0 ? cur_ >= stop_ : cur_ <= stop_)
+      return false;
+    out = Value::integer(cur_);
+    cur_ += step_;
+    return true;
+  }
+
+private:
+  std::int64_t cur_, stop_, step_;
+};
+} // namespace
+
+std::unique_ptr<Iterator> NkiRangeObject::iterate(Interpreter &) {
+  return std::make_unique<CountingIterator>(start, stop, step);
+}
+
+std::string NkiRangeObject::repr() const {
+  return fmt::format("{}({}, {}, {})", loop_kind_name(kind), start, stop, step);
+}
+
+// ---- tensor views -----------------------------------------------------------------------------
+
+const ir::Tensor &TensorRef::tensor() const { return builder->fn.tensors[ap.tensor]; }
+
+std::string_view TensorRef::type_name() const {
+  switch (tensor().memory) {
+  case ir::Memory::Sbuf:
+  case ir::Memory::Psum:
+    return "tile";
+  default:
+    return "tensor";
+  }
+}
+
+std::string TensorRef::describe() const { return tensor().name + shape_text(shape()); }
+
+std::string TensorRef::repr() const {
+  return fmt::format("{}({}, {}, {})", type_name(), describe(), dtype_name(tensor().dtype),
+                     ir::memory_name(tensor().memory));
+}
+
+void TensorRef::on_bind(std::string_view name) {
+  if (builder && builder->auto_named[ap.tensor])
+    builder->rename(ap.tensor, name);
+}
+
+bool TensorRef::truthy(Interpreter &) {
+  raise_error("TypeError", fmt::format("the truth value of {} '{}' is not known while tracing: its values exist only "
+                                       "on the device",
+                                       type_name(), tensor().name));
+}
+
+std::optional<Value> TensorRef::get_attr(Interpreter &interp, std::string_view name) {
+  if (name == "shape") {
+    std::vector<Value> dims;
+    for (std::int64_t d : shape())
+      dims.push_back(Value::integer(d));
+    return Value::tuple(std::move(dims));
+  }
+  if (name == "dtype")
+    return Value::object(std::make_shared<DTypeObject>(tensor().dtype));
+  if (name == "ndim")
+    return Value::integer(static_cast<std::int64_t>(ap.pattern.size()));
+  if (name == "buffer")
+    return Value::object(std::make_shared<BufferObject>(tensor().memory));
+  if (name == "name")
+    return Value::str(tensor().name);
+  auto self = std::make_shared<TensorRef>(*this);
+  return tensor_method(interp, self, name);
+}
+
+namespace {
+
+struct Bound {
+  std::int64_t lo, hi; // smallest and largest index touched over all SPMD instances
+};
+
+/// The range of `start + step*k` (k in [0, count)) over every SPMD instance of the grid.
+Bound index_range(const Affine &start, std::int64_t step, std::int64_t count, const std::vector<std::int64_t> &grid) {
+  std::int64_t lo = start.constant, hi = start.constant;
+  for (std::size_t a = 0; a < start.coef.size(); ++a) {
+    std::int64_t extent = a < grid.size() ? grid[a] - 1 : 0;
+    std::int64_t term = checked_mul(start.coef[a], extent);
+    (term < 0 ? lo : hi) = checked_add(term < 0 ? lo : hi, term);
+  }
+  std::int64_t span = checked_mul(step, count - 1);
+  (span < 0 ? lo : hi) = checked_add(span < 0 ? lo : hi, span);
+  return {lo, hi};
+}
+
+std::int64_t slice_int(const Value &v, const char *what) {
+  if (v.kind == Value::Kind::Int)
+    return v.i;
+  if (v.kind == Value::Kind::Bool)
+    return v.b;
+  raise_error("TypeError", fmt::format("slice {} must be an integer, not '{}'", what, type_name(v)));
+}
+
+} // namespace
+
+Value TensorRef::get_item(Interpreter &, const Value &key) {
+  std::vector<Value> parts;
+  if (key.kind == Value::Kind::Tuple)
+    parts = key.seq().items;
+  else
+    parts.push_back(key);
+
+  // `...` stands for as many full slices as the dimensions not otherwise indexed.
+  std::size_t explicit_dims = 0;
+  bool has_ellipsis = false;
+  for (const Value &p : parts) {
+    if (p.kind == Value::Kind::Ellipsis) {
+      if (has_ellipsis)
+        raise_error("IndexError", "an index can only have a single ellipsis ('...')");
+      has_ellipsis = true;
+    } else if (!p.is_none()) {
+      ++explicit_dims;
+    }
+  }
+  std::size_t rank = ap.pattern.size();
+  if (explicit_dims > rank)
+    raise_error("IndexError", fmt::format("too many indices for {} '{}': it has {} dimensions but {} were indexed",
+                                          type_name(), tensor().name, rank, explicit_dims));
+  std::vector<Value> expanded;
+  for (const Value &p : parts) {
+    if (p.kind == Value::Kind::Ellipsis) {
+      for (std::size_t i = 0; i < rank - explicit_dims; ++i)
+        expanded.push_back(Value::slice(Value(), Value(), Value()));
+    } else {
+      expanded.push_back(p);
+    }
+  }
+  while (expanded.size() - std::count_if(expanded.begin(), expanded.end(), [](const Value &v) { return v.is_none(); }) <
+         rank)
+    expanded.push_back(Value::slice(Value(), Value(), Value()));
+
+  auto out = std::make_shared<TensorRef>();
+  out->builder = builder;
+  out->out_of_bound = out_of_bound;
+  out->ap.tensor = ap.tensor;
+  out->ap.offset = ap.offset;
+  out->ap.program_offset = ap.program_offset;
+  const std::vector<std::int64_t> &grid = builder->grid;
+  std::size_t dim = 0;
+  auto add_offset = [&](const Affine &start, std::int64_t step) {
+    out->ap.offset = checked_add(out->ap.offset, checked_mul(step, start.constant));
+    for (std::size_t a = 0; a < start.coef.size(); ++a)
+      out->ap.program_offset[a] = checked_add(out->ap.program_offset[a], checked_mul(step, start.coef[a]));
+  };
+  auto check = [&](std::size_t d, const Affine &start, std::int64_t step, std::int64_t count, std::int64_t size) {
+    if (count <= 0)
+      raise_error("IndexError", fmt::format("empty index range on dimension {} of {} '{}'", d, type_name(),
+                                            tensor().name));
+    Bound b = index_range(start, step, count, grid);
+    if ((b.lo < 0 || b.hi >= size) && out->out_of_bound.empty())
+      out->out_of_bound = fmt::format("Out-of-bound access for tensor `{}` on dimension {}: index range [{}, {}] "
+                                      "exceed dimension size of {}",
+                                      tensor().name, d, b.lo, b.hi, size);
+  };
+
+  for (const Value &p : expanded) {
+    if (p.is_none()) {
+      out->ap.pattern.emplace_back(1, 1);
+      continue;
+    }
+    auto [dim_step, dim_size] = ap.pattern[dim];
+    if (auto a = to_affine(p)) {
+      // An integer (or program-id) index selects one position and drops the dimension.
+      Affine start = *a;
+      if (start.is_constant() && start.constant < 0)
+        start.constant += dim_size;
+      check(dim, start, 1, 1, dim_size);
+      add_offset(start, dim_step);
+    } else if (p.kind == Value::Kind::Slice) {
+      const SliceData &s = p.slice_data();
+      std::int64_t step = s.step.is_none() ? 1 : slice_int(s.step, "step");
+      if (step <= 0)
+        raise_error("ValueError", "NKI tensor slices need a positive step");
+      auto lower = s.lower.is_none() ? std::optional<Affine>(Affine{}) : to_affine(s.lower);
+      auto upper = s.upper.is_none() ? std::optional<Affine>(Affine{dim_size, {}}) : to_affine(s.upper);
+      if (!lower || !upper)
+        raise_error("TypeError", "slice indices must be integers, program ids or None");
+      if (lower->is_constant() && lower->constant < 0)
+        lower->constant += dim_size;
+      if (upper->is_constant() && upper->constant < 0)
+        upper->constant += dim_size;
+      Affine extent = affine_add(*upper, *lower, -1);
+      if (!extent.is_constant())
+        raise_error("TypeError", "the length of a slice must not depend on the program id");
+      std::int64_t count = extent.constant <= 0 ? 0 : (extent.constant + step - 1) / step;
+      check(dim, *lower, step, count, dim_size);
+      add_offset(*lower, dim_step);
+      out->ap.pattern.emplace_back(checked_mul(dim_step, step), count);
+    } else if (auto *ix = p.as<IndexObject>()) {
+      check(dim, ix->start, ix->step, ix->count, dim_size);
+      add_offset(ix->start, dim_step);
+      out->ap.pattern.emplace_back(checked_mul(dim_step, ix->step), ix->count);
+    } else {
+      raise_error("TypeError", fmt::format("{} indices must be integers, slices, index tiles, None or '...', not '{}'",
+                                           type_name(), trace::type_name(p)));
+    }
+    ++dim;
+  }
+  return Value::object(out);
+}
+
+void TensorRef::set_item(Interpreter &interp, const Value &key, const Value &value) {
+  Value target = get_item(interp, key);
+  assign_to_view(interp, *target.as<TensorRef>(), value, std::nullopt);
+}
+
+void TensorRef::aug_set_item(Interpreter &interp, const Value &key, BinOpKind op, const Value &value) {
+  Value target = get_item(interp, key);
+  assign_to_view(interp, *target.as<TensorRef>(), value, op);
+}
+
+std::optional<Value> TensorRef::inplace_op(Interpreter &interp, BinOpKind op, const Value &other) {
+  // `acc += x` updates an on-chip tile in place (a PSUM tile accumulates a matmul), as NKI's
+  // tiles implement __iadd__; an HBM tensor has no in-place arithmetic.
+  if (tensor().memory != ir::Memory::Sbuf && tensor().memory != ir::Memory::Psum)
+    return std::nullopt;
+  assign_to_view(interp, *this, other, op);
+  return Value::object(std::make_shared<TensorRef>(*this));
+}
+
+std::optional<Value> TensorRef::binary_op(Interpreter &interp, BinOpKind op, const Value &other, bool reflected) {
+  auto self = std::make_shared<TensorRef>(*this);
+  return tensor_binary_operator(interp, self, op, other, reflected);
+}
+
+std::optional<Value> TensorRef::unary_op(Interpreter &interp, UnaryOpKind op) {
+  auto self = std::make_shared<TensorRef>(*this);
+  return tensor_unary_operator(interp, self, op);
+}
+
+// ---- jit kernels ------------------------------------------------------------------------------
+
+std::string JitKernel::repr() const { return "<nki kernel " + trace::repr(function) + ">"; }
+
+std::optional<Value> JitKernel::get_attr(Interpreter &interp, std::string_view name) {
+  if (name == "__name__" || name == "func")
+    return function.object()->get_attr(interp, name == "func" ? "__wrapped__" : name);
+  return std::nullopt;
+}
+
+} // namespace nkicc::trace

@@ -1,0 +1,348 @@
+// Tracing external calls (SPEC §3-§5): bind the call's arguments, re-execute the kernel body
+// with the NKI runtime recording IR, check and allocate the result, and memoize it in the
+// kernel's specialization cache (seed 001 §5).
+#include "nkicc/trace/tracer.h"
+
+#include "nki.h"
+#include "nkicc/cache/cache_key.h"
+#include "nkicc/cache/py_repr.h"
+#include "nkicc/support/file_io.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace nkicc::trace {
+
+namespace {
+
+Value to_value(const PyConstant &c) {
+  switch (c.kind) {
+  case PyConstant::Kind::None:
+    return Value::none();
+  case PyConstant::Kind::Bool:
+    return Value::boolean(c.b);
+  case PyConstant::Kind::Int:
+    return Value::integer(c.i);
+  case PyConstant::Kind::Float:
+    return Value::floating(c.f);
+  case PyConstant::Kind::Str:
+    return Value::str(c.s);
+  case PyConstant::Kind::Tuple:
+  case PyConstant::Kind::List: {
+    std::vector<Value> items;
+    for (const PyConstant &i : c.items)
+      items.push_back(to_value(i));
+    return c.kind == PyConstant::Kind::Tuple ? Value::tuple(std::move(items)) : Value::list(std::move(items));
+  }
+  case PyConstant::Kind::Dict: {
+    std::vector<std::pair<Value, Value>> entries;
+    for (const auto &[k, v] : c.dict)
+      entries.emplace_back(Value::str(k), to_value(v));
+    return Value::dict(std::move(entries));
+  }
+  }
+  return Value::none();
+}
+
+/// The kernel's parameter names in positional order (posonly + regular).
+std::vector<std::string> positional_names(const python::FunctionDefStmt &def) {
+  std::vector<std::string> names;
+  for (const python::Arg *a : def.args->posonlyargs)
+    names.emplace_back(a->name);
+  for (const python::Arg *a : def.args->args)
+    names.emplace_back(a->name);
+  return names;
+}
+
+SourceLoc parameter_loc(const python::FunctionDefStmt &def, std::string_view name) {
+  const python::Arguments &a = *def.args;
+  for (auto list : {a.posonlyargs, a.args, a.kwonlyargs})
+    for (const python::Arg *arg : list)
+      if (arg->name == name)
+        return arg->begin();
+  return def.begin();
+}
+
+/// Drops internal tiles no instruction touches (a matmul result folded into `psum[...] +=`, a
+/// tile created and never used) and renumbers the rest, so the IR lists only real tensors.
+void drop_unused_tiles(ir::Function &fn) {
+  std::vector<bool> used(fn.tensors.size(), false);
+  for (const ir::Instruction &inst : fn.instructions) {
+    for (const ir::AccessPattern &ap : inst.dst)
+      used[ap.tensor] = true;
+    for (const ir::AccessPattern &ap : inst.src)
+      used[ap.tensor] = true;
+  }
+  std::vector<ir::TensorId> remap(fn.tensors.size());
+  std::vector<ir::Tensor> kept;
+  for (std::size_t i = 0; i < fn.tensors.size(); ++i) {
+    const ir::Tensor &t = fn.tensors[i];
+    bool keep = used[i] || t.role != ir::TensorRole::Internal ||
+                t.memory == ir::Memory::SharedHbm; // HBM outputs may be returned unwritten
+    if (keep) {
+      remap[i] = static_cast<ir::TensorId>(kept.size());
+      kept.push_back(std::move(fn.tensors[i]));
+    }
+  }
+  fn.tensors = std::move(kept);
+  for (ir::Instruction &inst : fn.instructions) {
+    for (ir::AccessPattern &ap : inst.dst)
+      ap.tensor = remap[ap.tensor];
+    for (ir::AccessPattern &ap : inst.src)
+      ap.tensor = remap[ap.tensor];
+  }
+}
+
+} // namespace
+
+struct Tracer::Impl {
+  const SourceManager &sources;
+  const Manifest &manifest;
+  const std::vector<python::Module> &modules;
+  ResolvedTarget target;
+  TraceOptions options;
+  DiagnosticEngine &diags;
+
+  NkiRuntime runtime;
+  std::unique_ptr<Interpreter> interp;
+  std::vector<std::shared_ptr<ModuleObject>> module_objects;
+  bool loaded = false;
+
+  struct KernelCache {
+    std::map<std::string, std::unique_ptr<KernelTrace>> entries; // key repr -> result
+    std::uint64_t hits = 0, misses = 0;
+  };
+  std::map<std::string, KernelCache> caches;
+
+  Impl(const SourceManager &s, const Manifest &m, const std::vector<python::Module> &mods, const ResolvedTarget &t,
+       TraceOptions o, DiagnosticEngine &d)
+      : sources(s), manifest(m), modules(mods), target(t), options(std::move(o)), diags(d) {
+    InterpreterLimits limits;
+    // Enough steps for any kernel that fits the instruction budget, few enough that an endless
+    // loop ends within seconds.
+    limits.max_steps = std::max<std::uint64_t>(10'000'000, 10 * options.max_instructions);
+    interp = std::make_unique<Interpreter>(
+        sources, limits, [this](Interpreter &, std::string_view name) { return runtime.resolve(name); });
+    if (options.print_handler)
+      interp->set_print_handler(options.print_handler);
+  }
+
+  void report(const TraceError &e, const Call *call) {
+    Diagnostic d;
+    d.loc = e.loc;
+    d.message = e.message;
+    d.id = e.id;
+    for (const auto &[loc, text] : e.notes) {
+      Diagnostic n;
+      n.severity = Severity::Note;
+      n.loc = loc;
+      n.message = text;
+      d.notes.push_back(std::move(n));
+    }
+    if (call) {
+      Diagnostic n;
+      n.severity = Severity::Note;
+      n.loc = call->loc;
+      n.message = fmt::format("while tracing call {} of kernel '{}'", call->index, call->external().kernel);
+      d.notes.push_back(std::move(n));
+    }
+    diags.report(std::move(d));
+  }
+
+  bool load_modules() {
+    bool ok = true;
+    for (std::size_t i = 0; i < modules.size(); ++i) {
+      try {
+        // `__name__` is the file's stem, never "__main__": host code under the guard never runs.
+        module_objects.push_back(
+            interp->run_module(modules[i], file_stem(sources.name(modules[i].file))));
+      } catch (const TraceError &e) {
+        report(e, nullptr);
+        module_objects.push_back(nullptr);
+        ok = false;
+      }
+    }
+    loaded = ok;
+    return ok;
+  }
+
+  /// The module that defines the kernel, its definition and the callable bound to its name.
+  struct KernelRef {
+    const python::FunctionDefStmt *def = nullptr;
+    Value callable;
+  };
+  std::optional<KernelRef> find_kernel(const ExternalCall &call) {
+    for (std::size_t i = 0; i < modules.size(); ++i) {
+      const python::FunctionDefStmt *def = modules[i].function(call.kernel);
+      if (!def || !module_objects[i])
+        continue;
+      Value *v = module_objects[i]->globals().find_local(call.kernel);
+      if (!v || (!v->as<JitKernel>() && !v->as<FunctionObject>())) {
+        diags.error(call.kernel_loc, fmt::format("'{}' is no longer a function after the module ran", call.kernel),
+                    "manifest");
+        return std::nullopt;
+      }
+      Value fn = v->as<JitKernel>() ? v->as<JitKernel>()->function : *v;
+      return KernelRef{def, fn};
+    }
+    diags.internal_error(fmt::format("kernel '{}' was resolved but not found", call.kernel));
+    return std::nullopt;
+  }
+
+  const KernelTrace *trace_call(const Call &call) {
+    const ExternalCall &e = call.external();
+    // SPEC §5: a grid spanning several physical cores needs a target that has them.
+    if (e.nc > 1 && !target.info->multi_core_spmd) {
+      diags.error(e.nc_loc,
+                  fmt::format("SPMD grid spans {} physical cores, but {} has no multi-core SPMD (it needs trn2 or "
+                              "trn3)",
+                              e.nc, target.info->name),
+                  "err_multi_cores_spmd_not_supported");
+      return nullptr;
+    }
+    auto kernel = find_kernel(e);
+    if (!kernel)
+      return nullptr;
+    std::vector<std::string> names = positional_names(*kernel->def);
+    auto key = specialization_key(e, names, target.is_fallback, diags);
+    if (!key)
+      return nullptr;
+    std::string key_text = py_repr(*key);
+    KernelCache &cache = caches[e.kernel];
+    if (options.use_cache) {
+      auto it = cache.entries.find(key_text);
+      if (it != cache.entries.end()) {
+        ++cache.hits;
+        return it->second.get();
+      }
+    }
+    ++cache.misses;
+    auto result = run(call, e, *kernel, names);
+    if (!result)
+      return nullptr;
+    result->specialization_key = key_text;
+    KernelTrace *raw = result.get();
+    if (options.use_cache)
+      cache.entries[key_text] = std::move(result);
+    else
+      uncached.push_back(std::move(result));
+    return raw;
+  }
+  std::vector<std::unique_ptr<KernelTrace>> uncached;
+
+  std::unique_ptr<KernelTrace> run(const Call &call, const ExternalCall &e, const KernelRef &kernel,
+                                   const std::vector<std::string> &names) {
+    KernelBuilder kb(*interp, *target.info, e.grid, options.max_instructions);
+    kb.fn.name = e.kernel;
+    auto result = std::make_unique<KernelTrace>();
+    result->grid = e.grid;
+    result->platform_target_is_fallback = target.is_fallback;
+    runtime.current = &kb;
+    struct Reset {
+      NkiRuntime &rt;
+      ~Reset() { rt.current = nullptr; }
+    } reset{runtime};
+
+    try {
+      CallArgs args;
+      args.loc = call.loc;
+      std::vector<ir::TensorId> inputs; // tensor arguments, in argument order
+      auto bind = [&](const Argument &arg, const std::string &name) {
+        if (!arg.is_tensor()) {
+          result->constant_values.emplace_back(name, arg.constant());
+          return to_value(arg.constant());
+        }
+        const TensorSpec &t = arg.tensor();
+        ir::TensorId id = kb.new_tensor(name, ir::TensorRole::Input, ir::Memory::SharedHbm, t.shape, t.dtype, false);
+        // An input is located at its parameter in the kernel's signature.
+        kb.fn.tensors[id].loc = parameter_loc(*kernel.def, name);
+        inputs.push_back(id);
+        kb.fn.input_names.push_back(name);
+        return Value::object(kb.full_view(id));
+      };
+      for (std::size_t i = 0; i < e.args.size(); ++i)
+        args.positional.push_back(bind(e.args[i], i < names.size() ? names[i] : fmt::format("arg{}", i)));
+      for (const auto &[name, arg] : e.kwargs)
+        args.keywords.emplace_back(name, bind(arg, name));
+
+      kb.kernel_call_depth = 0; // the interpreter's depth inside the kernel's own body
+      Value ret = interp->call(kernel.callable, args);
+      collect_returns(kb, ret, inputs, *result, e.kernel);
+    } catch (const TraceError &err) {
+      report(err, &call);
+      return nullptr;
+    }
+
+    drop_unused_tiles(kb.fn);
+    if (auto failure = ir::allocate_on_chip(kb.fn, target.info->sbuf_bytes_per_partition,
+                                            target.info->psum_bytes_per_partition)) {
+      const ir::Tensor &t = kb.fn.tensors[failure->tensor];
+      TraceError err;
+      err.loc = t.loc;
+      err.id = failure->memory == ir::Memory::Psum ? "err_psum_allocation" : "err_sbuf_allocation";
+      err.message = fmt::format("{} allocation failed: tile '{}' {} of {} needs {} bytes per partition, but {} of the "
+                                "{} bytes are in use by live tiles",
+                                failure->memory == ir::Memory::Psum ? "PSUM" : "SBUF", t.name, shape_text(t.shape),
+                                dtype_name(t.dtype), failure->needed, failure->in_use, failure->capacity);
+      report(err, &call);
+      return nullptr;
+    }
+    result->function = std::move(kb.fn);
+    return result;
+  }
+
+  /// The kernel's return: one tensor, a tuple/list of tensors, or None. Each must live in
+  /// shared_hbm (the insert_nki_kernel guard, seed 001 §2.4); one that is an input is an
+  /// in-place output and yields an operand-output alias.
+  void collect_returns(KernelBuilder &kb, const Value &ret, const std::vector<ir::TensorId> &inputs,
+                       KernelTrace &result, const std::string &kernel) {
+    std::vector<Value> items;
+    if (ret.kind == Value::Kind::Tuple || ret.kind == Value::Kind::List) {
+      items = ret.seq().items;
+      result.result_is_sequence = true;
+    } else if (!ret.is_none()) {
+      items.push_back(ret);
+    }
+    for (ir::TensorId id : inputs)
+      if (kb.fn.tensors[id].memory != ir::Memory::SharedHbm)
+        raise_error("err_shared_hbm_guard", "The input and output tensor of a NKI kernel must be in shared_hbm address "
+                                            "space");
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      auto *t = items[i].as<TensorRef>();
+      if (!t)
+        raise_error("TypeError", fmt::format("kernel '{}' must return tensors, but return value {} is '{}'", kernel, i,
+                                             type_name(items[i])));
+      ir::Tensor &tensor = kb.fn.tensors[t->ap.tensor];
+      if (tensor.memory != ir::Memory::SharedHbm)
+        raise_error("err_shared_hbm_guard",
+                    "The input and output tensor of a NKI kernel must be in shared_hbm address space");
+      auto in = std::find(inputs.begin(), inputs.end(), t->ap.tensor);
+      if (in != inputs.end())
+        result.aliases.emplace_back(static_cast<std::size_t>(in - inputs.begin()), i);
+      else
+        tensor.role = ir::TensorRole::Output;
+      kb.fn.output_names.push_back(tensor.name);
+      result.returns.push_back({tensor.name, tensor.shape, tensor.dtype});
+    }
+  }
+};
+
+Tracer::Tracer(const SourceManager &sources, const Manifest &manifest, const std::vector<python::Module> &modules,
+               const ResolvedTarget &target, TraceOptions options, DiagnosticEngine &diags)
+    : impl_(std::make_unique<Impl>(sources, manifest, modules, target, std::move(options), diags)) {}
+
+Tracer::~Tracer() = default;
+
+bool Tracer::load_modules() { return impl_->load_modules(); }
+
+const KernelTrace *Tracer::trace_call(const Call &call) { return impl_->trace_call(call); }
+
+std::vector<SpecializationStats> Tracer::stats() const {
+  std::vector<SpecializationStats> out;
+  for (const auto &[name, cache] : impl_->caches)
+    out.push_back({name, cache.hits, cache.misses, cache.entries.size()});
+  return out;
+}
+
+} // namespace nkicc::trace
