@@ -103,6 +103,17 @@ std::string dump_sources(const std::vector<python::Module> &modules, const Sourc
 
 } // namespace
 
+/// The files a run read, for depfiles: every registered buffer that came from disk.
+std::vector<std::string> files_read(const Manifest &manifest, const SourceManager &sources) {
+  std::vector<std::string> files;
+  if (sources.name(manifest.file) != "<stdin>")
+    files.emplace_back(sources.name(manifest.file));
+  for (const KernelSource &s : manifest.sources)
+    if (!s.path.empty())
+      files.push_back(s.resolved_path);
+  return files;
+}
+
 std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags) {
   auto manifest = load(options, sources, diags);
   if (!manifest)
@@ -112,14 +123,14 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
     return std::nullopt;
   // Stage: the description as nkicc understood it.
   if (options.emit == EmitKind::Manifest)
-    return DriverOutput{manifest_to_json(*manifest, sources), false};
+    return DriverOutput{manifest_to_json(*manifest, sources), false, files_read(*manifest, sources)};
 
   // Stage: every source parsed, and every external call's kernel found in one of them.
   auto modules = parse_sources(*manifest, sources, diags);
   if (!modules || !resolve_kernels(*manifest, *modules, sources, diags))
     return std::nullopt;
   if (options.emit == EmitKind::Ast)
-    return DriverOutput{dump_sources(*modules, sources), false};
+    return DriverOutput{dump_sources(*modules, sources), false, files_read(*manifest, sources)};
 
   // Stage: every call traced (re-executing its kernel), specializations memoized.
   trace::TraceOptions trace_options;
@@ -149,7 +160,7 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
       out += fmt::format("# call {}: {} {}\n", call.index, call.external().kernel, t.specialization_key);
       out += ir::print_function(t.function, sources);
     }
-    return DriverOutput{std::move(out), false};
+    return DriverOutput{std::move(out), false, files_read(*manifest, sources)};
   }
 
   diags.internal_error("unhandled --emit stage");
@@ -182,7 +193,7 @@ std::optional<DriverOutput> run_key(const DriverOptions &options, SourceManager 
   }
   if (diags.has_errors())
     return std::nullopt;
-  return DriverOutput{std::move(out), false};
+  return DriverOutput{std::move(out), false, files_read(*manifest, sources)};
 }
 
 } // namespace nkicc

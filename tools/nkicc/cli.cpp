@@ -30,6 +30,7 @@ struct GlobalOptions {
   std::string output = "-";
   std::string emit = "ir";
   std::string target;
+  std::string depfile;
 };
 
 const char *env(const char *name) {
@@ -84,6 +85,27 @@ TargetInputs target_inputs(const GlobalOptions &g) {
   return t;
 }
 
+/// Make's syntax for one path in a rule: spaces, `#`, `$` and `:` escaped.
+std::string make_escape(std::string_view path) {
+  std::string out;
+  for (char c : path) {
+    if (c == ' ' || c == '#' || c == ':' || c == '\\')
+      out += '\\';
+    if (c == '$')
+      out += '$';
+    out += c;
+  }
+  return out;
+}
+
+/// `OUT: manifest sources... registry files...` (SPEC §1), one dependency per line.
+std::string make_depfile(const std::string &output, const std::vector<std::string> &dependencies) {
+  std::string text = make_escape(output) + ":";
+  for (const std::string &d : dependencies)
+    text += " \\\n  " + make_escape(d);
+  return text + "\n";
+}
+
 /// Writes the result atomically to -o, or to stdout; returns the exit code.
 int deliver(const DriverOutput &out, const std::string &path, DiagnosticEngine &diags) {
   // Inputs are never modified (SPEC §10): -o may not name the description file or any file the
@@ -131,6 +153,13 @@ int run_checked(int argc, char **argv) {
                     "ast (the parsed kernel sources), ir (the traced kernel IR of every call); default: ir")
       ->check(CLI::IsMember({"manifest", "ast", "ir"}));
   trace->add_option("-o,--output", g.output, "Write the result to this file, atomically (default: stdout)");
+  trace->add_flag("--no-cache", [&options](std::int64_t) { options.use_cache = false; },
+                  "Trace every call, reusing no specialization (the output is byte-identical)");
+  trace->add_option("--max-instructions", options.max_instructions,
+                    "Stop a trace that would emit more IR instructions than this (default: 10000000)")
+      ->check(CLI::PositiveNumber);
+  trace->add_option("--depfile", g.depfile,
+                    "Write a Makefile depfile naming every file the run read (needs -o)");
 
   CLI::App *key = app.add_subcommand("key", "Print each call's cache key components and SHA-256 key");
   key->add_option("file", options.input, "Kernel description file (JSON), or - for standard input")->required();
@@ -159,6 +188,15 @@ int run_checked(int argc, char **argv) {
       {"manifest", EmitKind::Manifest}, {"ast", EmitKind::Ast}, {"ir", EmitKind::Ir}};
   options.emit = emit_kinds.at(g.emit);
 
+  // `print()` in a kernel is the kernel author's debugging aid: it goes to the log.
+  options.print_handler = [](const std::string &text) { spdlog::info("print: {}", text); };
+  if (!g.depfile.empty() && g.output == "-") {
+    std::fputs("nkicc: error: --depfile needs -o: a depfile names the output it describes\n"
+               "Run with --help for more information.\n",
+               stderr);
+    return kExitUsage;
+  }
+
   SourceManager sources;
   DiagnosticEngine diags(sources);
   std::optional<DriverOutput> out;
@@ -168,6 +206,11 @@ int run_checked(int argc, char **argv) {
     out = run_key(options, sources, diags);
   if (out && !diags.has_errors())
     deliver(*out, g.output, diags);
+  if (out && !diags.has_errors() && !g.depfile.empty()) {
+    std::string why;
+    if (!write_file_atomically(g.depfile, make_depfile(g.output, out->dependencies), why))
+      diags.io_error(g.depfile, "cannot write depfile: " + why);
+  }
   print_diagnostics(diags, color);
   if (!out && !diags.has_errors()) {
     std::fputs("nkicc: error: internal error: a stage failed without a diagnostic (this is a bug in nkicc)\n", stderr);

@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace nkicc {
 
@@ -34,6 +35,8 @@ struct DriverOptions {
 struct DriverOutput {
   std::string bytes;
   bool binary = false;
+  /// Every file the run read, in reading order: the description, sources, registry files.
+  std::vector<std::string> dependencies;
 };
 
 /// `nkicc trace`: runs the pipeline up to `options.emit`.
