@@ -41,6 +41,7 @@
 #include "nkicc/cache/py_repr.h"
 
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 
@@ -80,6 +81,15 @@ void append_uint(std::string &out, std::uint64_t value) {
   char buf[24];
   auto result = std::to_chars(buf, buf + sizeof buf, value);
   out.append(buf, result.ptr);
+}
+
+/// The verifier checks a vector's length field for 4-byte alignment but not its elements for
+/// their own: a crafted offset can place a vector of longs or Pairs 4 bytes off, and reading it
+/// in place would be a misaligned load. The writer always aligns them; a misaligned one is
+/// corrupt. (The buffer itself is an AlignedCopy, so its addresses and offsets agree.) FlatBuffers
+/// does not align an empty vector, and nothing is read from one.
+template <class V> bool is_aligned_8(const V *vec) {
+  return !vec || vec->size() == 0 || reinterpret_cast<std::uintptr_t>(vec->Data()) % 8 == 0;
 }
 
 std::string_view view(const String *s) { return s ? std::string_view(s->data(), s->size()) : std::string_view(); }
@@ -429,6 +439,8 @@ bool KernelPrinter::print_tensor(std::size_t id, const Tensor &t) {
   out_ += dtype_name(*dtype);
   out_ += '[';
   std::int64_t partitions = 0;
+  if (!is_aligned_8(t.shape()))
+    return fail("tensor %" + std::to_string(id) + " has a misaligned shape");
   if (const auto *shape = t.shape()) {
     for (flatbuffers::uoffset_t d = 0; d < shape->size(); ++d) {
       if (d)
@@ -476,6 +488,8 @@ bool KernelPrinter::print_access_patterns(std::string_view label, const Vector<f
     if (ap->tensor() >= tensor_count_)
       return fail("instruction " + std::to_string(index) + " refers to tensor %" + std::to_string(ap->tensor()) +
                   " of " + std::to_string(tensor_count_));
+    if (!is_aligned_8(ap->pattern()) || !is_aligned_8(ap->program_offset()))
+      return fail("instruction " + std::to_string(index) + " has a misaligned access pattern");
     if (i)
       out_ += ", ";
     out_ += '%';

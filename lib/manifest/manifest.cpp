@@ -1,14 +1,12 @@
 #include "nkicc/manifest/manifest.h"
 
+#include "manifest/json_checker.h"
+
 #include "nkicc/support/file_io.h"
 #include "nkicc/target/target.h"
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <charconv>
-#include <cmath>
-#include <cstdlib>
 #include <set>
 
 namespace nkicc {
@@ -16,38 +14,10 @@ namespace nkicc {
 namespace {
 
 constexpr const char *kId = "manifest";
-/// A number literal in a message is cut after this many characters.
-constexpr std::size_t kShownDigits = 32;
-
 using Kind = JsonValue::Kind;
 
-/// A JSON pointer (RFC 6901) built lazily: a chain of keys and indices on the stack, rendered
-/// only when an error needs it, so that checking a valid file allocates no pointer strings.
-struct Pointer {
-  const Pointer *parent = nullptr;
-  std::string_view key;
-  std::size_t index = 0;
-  bool is_index = false;
-
-  std::string str() const {
-    std::string out = parent ? parent->str() : std::string();
-    if (!parent)
-      return out;
-    out += '/';
-    if (is_index)
-      return out + std::to_string(index);
-    // `~` and `/` in a key are escaped (RFC 6901); the key is user text, shown escaped and cut.
-    for (char c : escape_for_message(key)) {
-      if (c == '~')
-        out += "~0";
-      else if (c == '/')
-        out += "~1";
-      else
-        out += c;
-    }
-    return out;
-  }
-};
+// Shared with the registry checker (manifest/json_checker.h).
+using Pointer = JsonPointer;
 
 const Pointer kRoot{};
 
@@ -55,23 +25,10 @@ const Pointer kRoot{};
 const std::vector<std::string> kExternalCallFields = {"kernel", "args", "kwargs", "grid", "nc", "opts"};
 const std::vector<std::string> kInternalCallFields = {"internal", "kernel_name", "op", "operands", "results", "attrs"};
 
-Pointer pointer_append(const Pointer &base, std::string_view key) { return {&base, key, 0, false}; }
-Pointer pointer_append(const Pointer &base, std::size_t index) { return {&base, {}, index, true}; }
-
-std::string quote_list(const std::vector<std::string> &names) {
-  std::string out;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (i)
-      out += ", ";
-    out += "'" + names[i] + "'";
-  }
-  return out;
-}
-
-class Checker {
+class Checker : JsonChecker {
 public:
   Checker(SourceManager &sources, DiagnosticEngine &diags, const ManifestLoadOptions &options)
-      : sources_(sources), diags_(diags), options_(options) {}
+      : JsonChecker(diags, kId), sources_(sources), options_(options) {}
 
   std::optional<Manifest> check(const JsonValue &root, FileId file) {
     Manifest m;
@@ -131,88 +88,13 @@ public:
     }
 
     // The checks above go field by field; the user reads the file top to bottom, so the errors
-    // are reported in document order (every value nests inside its object, so sorting by offset
-    // orders the fields of each object and keeps calls and sources in their order).
-    std::stable_sort(pending_.begin(), pending_.end(),
-                     [](const Diagnostic &a, const Diagnostic &b) { return a.loc.offset < b.loc.offset; });
-    for (Diagnostic &d : pending_)
-      diags_.report(std::move(d));
-    pending_.clear();
-    if (failed_)
+    // are reported in document order.
+    if (!flush())
       return std::nullopt;
     return m;
   }
 
 private:
-  void error(const JsonValue &v, const Pointer &ptr, std::string message) {
-    std::string where = ptr.str();
-    Diagnostic d;
-    d.loc = v.loc;
-    d.message = where.empty() ? std::move(message) : fmt::format("{}: {}", where, message);
-    d.id = kId;
-    report(std::move(d));
-  }
-
-  void report(Diagnostic d) {
-    failed_ = true;
-    pending_.push_back(std::move(d));
-  }
-
-  static std::string with_suggestion(std::string message, std::string_view word,
-                                     const std::vector<std::string> &candidates) {
-    std::string best = closest_match(word, candidates);
-    if (!best.empty())
-      message += fmt::format("; did you mean '{}'?", best);
-    return message;
-  }
-
-  bool expect(const JsonValue &v, Kind kind, const Pointer &ptr, std::string_view what) {
-    if (v.kind == kind)
-      return true;
-    error(v, ptr, fmt::format("expected {}, found {}", what, json_kind_name(v.kind)));
-    return false;
-  }
-
-  void check_fields(const JsonValue &obj, const Pointer &ptr, const std::vector<std::string> &accepted) {
-    for (const auto &[key, value] : obj.members) {
-      bool known = false;
-      for (const std::string &a : accepted)
-        known = known || a == key.text;
-      if (known)
-        continue;
-      std::string msg = with_suggestion(fmt::format("unknown field {}", quote_for_message(key.text)), key.text, accepted);
-      error(key, ptr, msg + fmt::format(" (accepted: {})", quote_list(accepted)));
-    }
-  }
-
-  std::optional<std::string> string(const JsonValue &v, const Pointer &ptr) {
-    if (!expect(v, Kind::String, ptr, "a string"))
-      return std::nullopt;
-    return v.text;
-  }
-
-  std::optional<std::int64_t> integer(const JsonValue &v, const Pointer &ptr) {
-    if (v.kind != Kind::Number) {
-      error(v, ptr, fmt::format("expected an integer, found {}", json_kind_name(v.kind)));
-      return std::nullopt;
-    }
-    if (!v.is_integer_literal()) {
-      // 1e0 is an integer's value, but JSON and Python both read it as a float.
-      bool fraction = v.text.find('.') != std::string::npos;
-      error(v, ptr, fraction ? std::string("expected an integer, found a fractional number")
-                             : fmt::format("expected an integer, found {} (a number with an exponent)",
-                                           escape_for_message(v.text, kShownDigits)));
-      return std::nullopt;
-    }
-    std::int64_t out = 0;
-    auto [end, ec] = std::from_chars(v.text.data(), v.text.data() + v.text.size(), out);
-    if (ec != std::errc() || end != v.text.data() + v.text.size()) {
-      error(v, ptr, number_out_of_range_message(v.text));
-      return std::nullopt;
-    }
-    return out;
-  }
-
   std::optional<std::int64_t> positive(const JsonValue &v, const Pointer &ptr, std::string_view what) {
     auto i = integer(v, ptr);
     if (i && *i <= 0) {
@@ -309,67 +191,6 @@ private:
     if (!ok)
       return std::nullopt;
     return t;
-  }
-
-  /// A JSON value as the Python constant it stands for (SPEC §2 and §7).
-  std::optional<PyConstant> constant(const JsonValue &v, const Pointer &ptr) {
-    switch (v.kind) {
-    case Kind::Null:
-      return PyConstant::none();
-    case Kind::Bool:
-      return PyConstant::boolean(v.boolean);
-    case Kind::String:
-      return PyConstant::str(v.text);
-    case Kind::Number: {
-      if (v.is_integer_literal()) {
-        auto i = integer(v, ptr);
-        if (!i)
-          return std::nullopt;
-        return PyConstant::integer(*i);
-      }
-      // The JSON reader has rejected literals beyond the double range (1e400: JSON has no
-      // infinity, where Python's json module would read inf); 1e-400 is 0.0, as in Python
-      // (strtod rounds correctly).
-      double d = std::strtod(v.text.c_str(), nullptr);
-      if (std::isinf(d)) {
-        // RapidJSON lets 9e308 through: its range check looks at the exponent only.
-        error(v, ptr, number_out_of_range_message(v.text));
-        return std::nullopt;
-      }
-      return PyConstant::floating(d);
-    }
-    case Kind::Array: {
-      std::vector<PyConstant> items;
-      for (std::size_t i = 0; i < v.items.size(); ++i) {
-        auto c = constant(v.items[i], pointer_append(ptr, i));
-        if (!c)
-          return std::nullopt;
-        items.push_back(std::move(*c));
-      }
-      return PyConstant::list(std::move(items));
-    }
-    case Kind::Object: {
-      if (v.members.size() == 1 && v.members[0].first.text == "tuple") {
-        const JsonValue &arr = v.members[0].second;
-        Pointer p = pointer_append(ptr, "tuple");
-        if (!expect(arr, Kind::Array, p, "an array of tuple items"))
-          return std::nullopt;
-        auto list = constant(arr, p);
-        if (!list)
-          return std::nullopt;
-        return PyConstant::tuple(std::move(list->items));
-      }
-      std::vector<std::pair<std::string, PyConstant>> entries;
-      for (const auto &[key, value] : v.members) {
-        auto c = constant(value, pointer_append(ptr, key.text));
-        if (!c)
-          return std::nullopt;
-        entries.emplace_back(key.text, std::move(*c));
-      }
-      return PyConstant::make_dict(std::move(entries));
-    }
-    }
-    return std::nullopt;
   }
 
   static bool looks_like_tensor(const JsonValue &v) {
@@ -671,11 +492,8 @@ private:
   }
 
   SourceManager &sources_;
-  DiagnosticEngine &diags_;
   const ManifestLoadOptions &options_;
   std::set<std::string, std::less<>> source_names_;
-  std::vector<Diagnostic> pending_; ///< this file's errors, reported in document order at the end
-  bool failed_ = false;
 };
 
 } // namespace

@@ -144,7 +144,10 @@ struct Tracer::Impl {
       Diagnostic n;
       n.severity = Severity::Note;
       n.loc = call->loc;
-      n.message = fmt::format("while tracing call {} of kernel '{}'", call->index, call->external().kernel);
+      n.message = call->is_external()
+                      ? fmt::format("while tracing call {} of kernel '{}'", call->index, call->external().kernel)
+                      : fmt::format("while tracing call {} of internal kernel '{}'", call->index,
+                                    call->internal().internal);
       d.notes.push_back(std::move(n));
     }
     diags.report(std::move(d));
@@ -274,6 +277,140 @@ struct Tracer::Impl {
       return nullptr;
     }
 
+    if (!finish(call, kb, *result))
+      return nullptr;
+    return result;
+  }
+
+  std::map<FileId, std::shared_ptr<ModuleObject>> registry_modules;
+
+  bool load_registry_source(const python::Module &module) {
+    if (registry_modules.count(module.file))
+      return true;
+    try {
+      registry_modules[module.file] = interp->run_module(module, file_stem(sources.name(module.file)));
+      return true;
+    } catch (const TraceError &e) {
+      report(e, nullptr);
+      return false;
+    }
+  }
+
+  std::shared_ptr<KernelTrace> trace_internal(const Call &call, const RegistryEntry &entry,
+                                              const python::Module &source) {
+    const InternalCall &c = call.internal();
+    auto module = registry_modules.find(source.file);
+    const python::FunctionDefStmt *def = source.function(entry.entry);
+    Value *fn = module != registry_modules.end() ? module->second->globals().find_local(entry.entry) : nullptr;
+    if (!def || !fn || (!fn->as<JitKernel>() && !fn->as<FunctionObject>())) {
+      diags.error(c.internal_loc, fmt::format("registry kernel '{}' names entry '{}', which '{}' does not define",
+                                              entry.func_name, entry.entry, sources.name(source.file)),
+                  "registry");
+      return nullptr;
+    }
+    Value callable = fn->as<JitKernel>() ? fn->as<JitKernel>()->function : *fn;
+    std::vector<std::string> names = positional_names(*def);
+
+    KernelBuilder kb(*interp, *target.info, {}, options.max_instructions);
+    kb.fn.name = c.kernel_name;
+    auto result = std::make_shared<KernelTrace>();
+    result->platform_target_is_fallback = target.is_fallback;
+    runtime.current = &kb;
+    struct Reset {
+      NkiRuntime &rt;
+      ~Reset() { rt.current = nullptr; }
+    } reset{runtime};
+    try {
+      std::vector<ir::TensorId> inputs;
+      // Seed 000 _resolve_kernel_config: operands become the kernel's tensors (their access
+      // shapes), result dimensions and attrs its constants.
+      auto marshal = [&](const RegistryArg &arg, const std::string &name) -> std::optional<Value> {
+        switch (arg.kind) {
+        case RegistryArg::Kind::Operand: {
+          if (arg.index >= c.operands.size())
+            raise_error("registry", fmt::format("registry kernel '{}' takes operand {}, but the op has {}",
+                                                entry.func_name, arg.index, c.operands.size()));
+          const TensorSpec &t = c.operands[arg.index];
+          ir::TensorId id =
+              kb.new_tensor(name, ir::TensorRole::Input, ir::Memory::SharedHbm, t.access_shape, t.dtype, false);
+          kb.fn.tensors[id].loc = parameter_loc(*def, name);
+          inputs.push_back(id);
+          kb.fn.input_names.push_back(name);
+          return Value::object(kb.full_view(id));
+        }
+        case RegistryArg::Kind::ResultDim: {
+          if (arg.index >= c.results.size() || arg.dim >= c.results[arg.index].access_shape.size())
+            raise_error("registry", fmt::format("registry kernel '{}' reads dimension {} of result {}, which the op "
+                                                "does not have",
+                                                entry.func_name, arg.dim, arg.index));
+          return Value::integer(c.results[arg.index].access_shape[arg.dim]);
+        }
+        case RegistryArg::Kind::Attr: {
+          for (const auto &[k, v] : c.attrs.dict)
+            if (k == arg.attr) {
+              result->constant_values.emplace_back(name, v);
+              return to_value(v);
+            }
+          if (arg.value) {
+            result->constant_values.emplace_back(name, *arg.value);
+            return to_value(*arg.value);
+          }
+          return std::nullopt;
+        }
+        case RegistryArg::Kind::Const:
+          result->constant_values.emplace_back(name, *arg.value);
+          return to_value(*arg.value);
+        }
+        return std::nullopt;
+      };
+      CallArgs args;
+      args.loc = call.loc;
+      for (std::size_t i = 0; i < entry.args.size(); ++i) {
+        std::string name = i < names.size() ? names[i] : fmt::format("arg{}", i);
+        auto v = marshal(entry.args[i], name);
+        if (!v)
+          raise_error("registry", fmt::format("internal call has no attr '{}' for positional argument '{}' of "
+                                              "registry kernel '{}'",
+                                              entry.args[i].attr, name, entry.func_name));
+        args.positional.push_back(std::move(*v));
+      }
+      for (const auto &[name, arg] : entry.kwargs)
+        if (auto v = marshal(arg, name))
+          args.keywords.emplace_back(name, std::move(*v));
+      kb.kernel_call_depth = 0;
+      Value ret = interp->call(callable, args);
+      collect_returns(kb, ret, inputs, *result, entry.func_name);
+      check_results(c, *result, entry.func_name);
+    } catch (const TraceError &err) {
+      TraceError located = err;
+      if (!located.loc.valid())
+        located.loc = c.internal_loc;
+      report(located, &call);
+      return nullptr;
+    }
+    if (!finish(call, kb, *result))
+      return nullptr;
+    return result;
+  }
+
+  /// The op's results must be what the registry kernel returns: count, access shapes, dtypes.
+  void check_results(const InternalCall &c, const KernelTrace &result, const std::string &func_name) {
+    if (result.returns.size() != c.results.size())
+      raise_error("registry", fmt::format("registry kernel '{}' returns {} tensors, but the op has {} results",
+                                          func_name, result.returns.size(), c.results.size()));
+    for (std::size_t i = 0; i < c.results.size(); ++i) {
+      const ReturnedTensor &r = result.returns[i];
+      const TensorSpec &want = c.results[i];
+      if (r.shape != want.access_shape || r.dtype != want.dtype)
+        raise_error("registry", fmt::format("registry kernel '{}' returns {} {} as result {}, but the op's result is "
+                                            "{} {}",
+                                            func_name, shape_text(r.shape), dtype_name(r.dtype), i,
+                                            shape_text(want.access_shape), dtype_name(want.dtype)));
+    }
+  }
+
+  /// Drops unused tiles and allocates SBUF/PSUM; false (reported) when a tile does not fit.
+  bool finish(const Call &call, KernelBuilder &kb, KernelTrace &result) {
     drop_unused_tiles(kb.fn);
     if (auto failure = ir::allocate_on_chip(kb.fn, target.info->sbuf_bytes_per_partition,
                                             target.info->psum_bytes_per_partition)) {
@@ -286,10 +423,10 @@ struct Tracer::Impl {
                                 failure->memory == ir::Memory::Psum ? "PSUM" : "SBUF", t.name, shape_text(t.shape),
                                 dtype_name(t.dtype), failure->needed, failure->in_use, failure->capacity);
       report(err, &call);
-      return nullptr;
+      return false;
     }
-    result->function = std::move(kb.fn);
-    return result;
+    result.function = std::move(kb.fn);
+    return true;
   }
 
   /// The kernel's return: one tensor, a tuple/list of tensors, or None. Each must live in
@@ -337,6 +474,13 @@ Tracer::~Tracer() = default;
 bool Tracer::load_modules() { return impl_->load_modules(); }
 
 const KernelTrace *Tracer::trace_call(const Call &call) { return impl_->trace_call(call); }
+
+bool Tracer::load_registry_source(const python::Module &module) { return impl_->load_registry_source(module); }
+
+std::shared_ptr<KernelTrace> Tracer::trace_internal(const Call &call, const RegistryEntry &entry,
+                                                    const python::Module &source) {
+  return impl_->trace_internal(call, entry, source);
+}
 
 std::vector<SpecializationStats> Tracer::stats() const {
   std::vector<SpecializationStats> out;

@@ -28,9 +28,11 @@ struct GlobalOptions {
   int verbosity = 0;
   std::string color = "auto";
   std::string output = "-";
-  std::string emit = "ir";
+  std::string emit = "bir";
   std::string target;
   std::string depfile;
+  std::string stats_format = "text";
+  std::vector<std::string> kernel_path;
 };
 
 const char *env(const char *name) {
@@ -83,6 +85,15 @@ TargetInputs target_inputs(const GlobalOptions &g) {
   if (const char *e = env("NKICC_DMI_PRODUCT_NAME"))
     t.dmi_path = e;
   return t;
+}
+
+/// The installed registry: share/nkicc/kernels beside the binary's bin/ folder (the build tree
+/// mirrors the install tree).
+std::string installed_kernel_dir() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  std::string exe = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string("nkicc");
+  return join_path(parent_dir(parent_dir(exe)), "share/nkicc/kernels");
 }
 
 /// Make's syntax for one path in a rule: spaces, `#`, `$` and `:` escaped.
@@ -144,14 +155,20 @@ int run_checked(int argc, char **argv) {
                  "Platform target: trn1, trn2, trn3, inf2 (gen2, gen3, gen4); else the file's target, "
                  "NEURON_PLATFORM_TARGET_OVERRIDE, the DMI product name, or trn1 with a warning")
       ->check(CLI::IsMember({"trn1", "trn2", "trn3", "inf2", "gen2", "gen3", "gen4"}));
+  app.add_option("-I,--kernel-path", g.kernel_path,
+                 "Search this folder's registry.json for internal kernels before the installed registry "
+                 "(repeatable)");
 
   DriverOptions options;
   CLI::App *trace = app.add_subcommand("trace", "Trace each call of a kernel description file and emit a stage");
   trace->add_option("file", options.input, "Kernel description file (JSON), or - for standard input")->required();
   trace->add_option("--emit", g.emit,
                     "Stop after this stage and write its result: manifest (the checked description as JSON), "
-                    "ast (the parsed kernel sources), ir (the traced kernel IR of every call); default: ir")
-      ->check(CLI::IsMember({"manifest", "ast", "ir"}));
+                    "ast (the parsed kernel sources), ir (the traced kernel IR of every call), bir (the BIR module "
+                    "blob, the default), bir-text (the same as text), stats (cache statistics)")
+      ->check(CLI::IsMember({"manifest", "ast", "ir", "bir", "bir-text", "stats"}));
+  trace->add_option("--stats-format", g.stats_format, "Format of --emit=stats: text (default) or json")
+      ->check(CLI::IsMember({"text", "json"}));
   trace->add_option("-o,--output", g.output, "Write the result to this file, atomically (default: stdout)");
   trace->add_flag("--no-cache", [&options](std::int64_t) { options.use_cache = false; },
                   "Trace every call, reusing no specialization (the output is byte-identical)");
@@ -160,6 +177,11 @@ int run_checked(int argc, char **argv) {
       ->check(CLI::PositiveNumber);
   trace->add_option("--depfile", g.depfile,
                     "Write a Makefile depfile naming every file the run read (needs -o)");
+
+  std::string dis_input;
+  CLI::App *dis = app.add_subcommand("dis", "Print a BIR module blob as canonical text (the same as --emit=bir-text)");
+  dis->add_option("file", dis_input, "BIR module file, or - for standard input")->required();
+  dis->add_option("-o,--output", g.output, "Write the result to this file, atomically (default: stdout)");
 
   CLI::App *key = app.add_subcommand("key", "Print each call's cache key components and SHA-256 key");
   key->add_option("file", options.input, "Kernel description file (JSON), or - for standard input")->required();
@@ -185,8 +207,16 @@ int run_checked(int argc, char **argv) {
   bool color = use_color(g.color);
   options.target = target_inputs(g);
   std::map<std::string, EmitKind> emit_kinds = {
-      {"manifest", EmitKind::Manifest}, {"ast", EmitKind::Ast}, {"ir", EmitKind::Ir}};
+      {"manifest", EmitKind::Manifest}, {"ast", EmitKind::Ast},          {"ir", EmitKind::Ir},
+      {"bir", EmitKind::Bir},           {"bir-text", EmitKind::BirText}, {"stats", EmitKind::Stats}};
   options.emit = emit_kinds.at(g.emit);
+  options.stats_json = g.stats_format == "json";
+  options.kernel_path = g.kernel_path;
+  options.kernel_path.push_back(installed_kernel_dir());
+  if (const char *e = env("nki_frontend"))
+    options.nki_frontend = e;
+  options.info_log = [](const std::string &text) { spdlog::info("{}", text); };
+  options.stage_timer = [](std::string_view stage, double ms) { spdlog::debug("stage {}: {:.1f} ms", stage, ms); };
 
   // `print()` in a kernel is the kernel author's debugging aid: it goes to the log.
   options.print_handler = [](const std::string &text) { spdlog::info("print: {}", text); };
@@ -202,6 +232,8 @@ int run_checked(int argc, char **argv) {
   std::optional<DriverOutput> out;
   if (trace->parsed())
     out = run_trace(options, sources, diags);
+  else if (dis->parsed())
+    out = run_dis(dis_input, sources, diags);
   else if (key->parsed())
     out = run_key(options, sources, diags);
   if (out && !diags.has_errors())

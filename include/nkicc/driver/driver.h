@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nkicc {
@@ -19,16 +20,26 @@ enum class EmitKind {
   Manifest, ///< the loaded description as canonical JSON
   Ast,      ///< the parsed kernel sources (the Python AST of every source)
   Ir,       ///< the traced kernel IR of every call, as text
+  Bir,      ///< the BIR module blob (binary)
+  BirText,  ///< the BIR module as canonical text (what `nkicc dis` prints)
+  Stats,    ///< the cache statistics
 };
 
 struct DriverOptions {
   std::string input = "-"; ///< a description file, or "-" for standard input
-  EmitKind emit = EmitKind::Ast;
+  EmitKind emit = EmitKind::Bir;
   TargetInputs target;
   std::uint64_t max_instructions = 10'000'000;
   bool use_cache = true;
+  bool stats_json = false;                ///< --stats-format=json
+  std::vector<std::string> kernel_path;   ///< registry folders: -I folders, then the installed one
+  std::string nki_frontend;               ///< the `nki_frontend` env value, recorded in BIR as data
+  /// Info-level log lines (the binary cache's hits and misses).
+  std::function<void(const std::string &)> info_log;
   /// Where `print()` in a kernel goes; the tool logs it.
   std::function<void(const std::string &)> print_handler;
+  /// Told each stage's wall time as it ends (mold's per-pass timers); the tool logs it at debug.
+  std::function<void(std::string_view stage, double milliseconds)> stage_timer;
 };
 
 /// The result of a run: the bytes for stdout or `-o`, and whether they are binary.
@@ -41,6 +52,9 @@ struct DriverOutput {
 
 /// `nkicc trace`: runs the pipeline up to `options.emit`.
 std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags);
+
+/// `nkicc dis`: a BIR module blob (a file or "-") as canonical text.
+std::optional<DriverOutput> run_dis(const std::string &input, SourceManager &sources, DiagnosticEngine &diags);
 
 /// `nkicc key`: per call, the cache key components and SHA-256 key (internal calls) or the
 /// specialization key as far as it is known before tracing (external calls).

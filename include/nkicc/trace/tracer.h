@@ -5,6 +5,7 @@
 
 #include "nkicc/ir/kernel_ir.h"
 #include "nkicc/manifest/manifest.h"
+#include "nkicc/registry/registry.h"
 #include "nkicc/python/ast.h"
 #include "nkicc/target/target.h"
 
@@ -68,6 +69,16 @@ public:
   /// Traces one external call, or returns the cached specialization. Null (with diagnostics)
   /// when the trace fails.
   const KernelTrace *trace_call(const Call &call);
+
+  /// Runs a registry source's module-level statements, once per source; false on an error.
+  bool load_registry_source(const python::Module &module);
+
+  /// Traces an internal call through its registry entry: the op's operands, results and attrs
+  /// marshalled into the entry function's arguments (seed 000 `_resolve_kernel_config`). No
+  /// specialization cache: the per-run binary cache sits in front. Null (with diagnostics) on
+  /// failure, including returned tensors that do not match the op's results.
+  std::shared_ptr<KernelTrace> trace_internal(const Call &call, const RegistryEntry &entry,
+                                              const python::Module &source);
 
   /// Specialization-cache figures per external kernel, sorted by kernel name.
   std::vector<SpecializationStats> stats() const;

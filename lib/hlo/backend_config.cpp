@@ -1,0 +1,315 @@
+#include "nkicc/hlo/hlo.h"
+
+#include "nkicc/bir/bir.h"
+#include "nkicc/support/json_writer.h"
+
+#include <fmt/format.h>
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+namespace nkicc::hlo {
+
+namespace {
+
+constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// The backend_config schema version (seed 001 §4.3: KERNEL_VERSION, a module constant; SPEC
+/// §9 fixes it at 1).
+constexpr std::int64_t kKernelVersion = 1;
+
+/// The fourteen keys in seed 001 §4.3's order; decode_config requires every one.
+constexpr std::array<std::string_view, 14> kConfigKeys = {
+    "kernel_version",      "func_name", "grid",          "has_collectives", "matmul_mac_count",
+    "platform_target",     "platform_target_is_fallback", "opts",          "serialize_dims",
+    "serialize_ir_string", "tiled",     "constant_values", "kernel_return", "result_is_sequence"};
+
+void append_key(std::string &out, std::string_view key) {
+  append_json_string(out, key, true);
+  out += ": ";
+}
+
+void append_dims(std::string &out, const std::vector<std::int64_t> &dims) {
+  out += '[';
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (i)
+      out += ", ";
+    out += fmt::format("{}", dims[i]);
+  }
+  out += ']';
+}
+
+template <typename Range, typename Fn> void append_list(std::string &out, const Range &items, Fn &&each) {
+  out += '[';
+  bool first = true;
+  for (const auto &item : items) {
+    if (!first)
+      out += ", ";
+    first = false;
+    each(item);
+  }
+  out += ']';
+}
+
+void append_named_values(std::string &out, const std::vector<std::pair<std::string, PyConstant>> &values) {
+  out += '{';
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i)
+      out += ", ";
+    append_key(out, values[i].first);
+    append_python_json(out, values[i].second);
+  }
+  out += '}';
+}
+
+/// Deep enough for any config nkicc writes; deeper input is refused before it can exhaust the
+/// stack of the recursive conversion below.
+constexpr int kMaxJsonDepth = 64;
+
+std::optional<PyConstant> to_constant(const rapidjson::Value &v, int depth, std::string &error) {
+  if (depth > kMaxJsonDepth) {
+    error = fmt::format("malformed backend_config: JSON nested deeper than {} levels", kMaxJsonDepth);
+    return std::nullopt;
+  }
+  if (v.IsNull())
+    return PyConstant::none();
+  if (v.IsBool())
+    return PyConstant::boolean(v.GetBool());
+  if (v.IsInt64())
+    return PyConstant::integer(v.GetInt64());
+  if (v.IsNumber()) {
+    if (v.IsUint64()) {
+      error = "malformed backend_config: an integer does not fit in 64 bits";
+      return std::nullopt;
+    }
+    return PyConstant::floating(v.GetDouble());
+  }
+  if (v.IsString())
+    return PyConstant::str(std::string(v.GetString(), v.GetStringLength()));
+  if (v.IsArray()) {
+    std::vector<PyConstant> items;
+    items.reserve(v.Size());
+    for (const auto &item : v.GetArray()) {
+      auto c = to_constant(item, depth + 1, error);
+      if (!c)
+        return std::nullopt;
+      items.push_back(std::move(*c));
+    }
+    return PyConstant::list(std::move(items));
+  }
+  std::vector<std::pair<std::string, PyConstant>> members;
+  for (const auto &m : v.GetObject()) {
+    auto c = to_constant(m.value, depth + 1, error);
+    if (!c)
+      return std::nullopt;
+    members.emplace_back(std::string(m.name.GetString(), m.name.GetStringLength()), std::move(*c));
+  }
+  return PyConstant::make_dict(std::move(members));
+}
+
+} // namespace
+
+std::string base64_encode(std::string_view bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  const auto *p = reinterpret_cast<const unsigned char *>(bytes.data());
+  std::size_t n = bytes.size(), i = 0;
+  for (; i + 3 <= n; i += 3) {
+    std::uint32_t v = (std::uint32_t{p[i]} << 16) | (std::uint32_t{p[i + 1]} << 8) | p[i + 2];
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += kAlphabet[(v >> 6) & 63];
+    out += kAlphabet[v & 63];
+  }
+  if (n - i == 1) {
+    std::uint32_t v = std::uint32_t{p[i]} << 16;
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += "==";
+  } else if (n - i == 2) {
+    std::uint32_t v = (std::uint32_t{p[i]} << 16) | (std::uint32_t{p[i + 1]} << 8);
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += kAlphabet[(v >> 6) & 63];
+    out += '=';
+  }
+  return out;
+}
+
+std::optional<std::string> base64_decode(std::string_view text) {
+  static const std::array<signed char, 256> table = [] {
+    std::array<signed char, 256> t{};
+    t.fill(-1);
+    for (std::size_t i = 0; i < kAlphabet.size(); ++i)
+      t[static_cast<unsigned char>(kAlphabet[i])] = static_cast<signed char>(i);
+    return t;
+  }();
+  if (text.size() % 4 != 0)
+    return std::nullopt;
+  std::size_t pad = 0;
+  if (!text.empty() && text.back() == '=')
+    pad = text.size() >= 2 && text[text.size() - 2] == '=' ? 2 : 1;
+  std::string out;
+  out.reserve(text.size() / 4 * 3);
+  for (std::size_t i = 0; i < text.size(); i += 4) {
+    bool last = i + 4 == text.size();
+    std::uint32_t v = 0;
+    for (std::size_t k = 0; k < 4; ++k) {
+      char c = text[i + k];
+      if (last && c == '=' && k >= 4 - pad) {
+        v <<= 6;
+        continue;
+      }
+      signed char d = table[static_cast<unsigned char>(c)];
+      if (d < 0)
+        return std::nullopt;
+      v = (v << 6) | static_cast<std::uint32_t>(d);
+    }
+    out += static_cast<char>((v >> 16) & 0xFF);
+    if (!last || pad < 2)
+      out += static_cast<char>((v >> 8) & 0xFF);
+    if (!last || pad < 1)
+      out += static_cast<char>(v & 0xFF);
+    // Python's b64decode accepts non-zero padding bits; a canonical encoder never writes them.
+    if (last && ((pad == 1 && (v & 0xFF) != 0) || (pad == 2 && (v & 0xFFFF) != 0)))
+      return std::nullopt;
+  }
+  return out;
+}
+
+std::string backend_config_json(const HloCall &call) {
+  const trace::KernelTrace &t = *call.trace;
+  const ir::Function &fn = t.function;
+  std::string out;
+  out.reserve(256 + call.bir_blob.size() * 4 / 3);
+  out += '{';
+  append_key(out, "kernel_version");
+  out += fmt::format("{}", kKernelVersion);
+  out += ", ";
+  append_key(out, "func_name");
+  append_json_string(out, call.func_name, true);
+  out += ", ";
+  append_key(out, "grid");
+  append_dims(out, call.grid);
+  out += ", ";
+  append_key(out, "has_collectives");
+  out += fn.has_collectives ? "true" : "false";
+  out += ", ";
+  append_key(out, "matmul_mac_count");
+  out += fmt::format("{}", fn.matmul_mac_count);
+  out += ", ";
+  append_key(out, "platform_target");
+  append_json_string(out, call.platform_target, true);
+  out += ", ";
+  append_key(out, "platform_target_is_fallback");
+  out += call.platform_target_is_fallback ? "true" : "false";
+  out += ", ";
+  append_key(out, "opts");
+  append_named_values(out, call.opts);
+  out += ", ";
+  append_key(out, "serialize_dims");
+  out += '{';
+  append_key(out, "inputs");
+  append_list(out, call.operands, [&](const HloOperand &o) { append_dims(out, o.shape); });
+  out += ", ";
+  append_key(out, "outputs");
+  append_list(out, t.returns, [&](const trace::ReturnedTensor &r) { append_dims(out, r.shape); });
+  out += "}, ";
+  append_key(out, "serialize_ir_string");
+  out += '"';
+  out += base64_encode(call.bir_blob);
+  out += "\", ";
+  append_key(out, "tiled");
+  // Grid dimensions are positive, so there is more than one instance iff one exceeds 1.
+  bool tiled = std::any_of(call.grid.begin(), call.grid.end(), [](std::int64_t d) { return d > 1; });
+  out += tiled ? "true" : "false";
+  out += ", ";
+  append_key(out, "constant_values");
+  append_named_values(out, t.constant_values);
+  out += ", ";
+  append_key(out, "kernel_return");
+  append_list(out, t.returns, [&](const trace::ReturnedTensor &r) {
+    out += '{';
+    append_key(out, "name");
+    append_json_string(out, r.name, true);
+    out += ", ";
+    append_key(out, "shape");
+    append_dims(out, r.shape);
+    out += ", ";
+    append_key(out, "dtype");
+    append_json_string(out, dtype_name(r.dtype), true);
+    out += '}';
+  });
+  out += ", ";
+  append_key(out, "result_is_sequence");
+  out += t.result_is_sequence ? "true" : "false";
+  out += '}';
+  return out;
+}
+
+std::string backend_config(const HloCall &call) { return base64_encode(backend_config_json(call)); }
+
+std::optional<std::string> decode_config(std::string_view base64_text, std::string &error) {
+  auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  while (!base64_text.empty() && is_space(base64_text.front()))
+    base64_text.remove_prefix(1);
+  while (!base64_text.empty() && is_space(base64_text.back()))
+    base64_text.remove_suffix(1);
+  if (base64_text.empty()) {
+    error = "empty backend_config";
+    return std::nullopt;
+  }
+  auto json = base64_decode(base64_text);
+  if (!json) {
+    error = "malformed backend_config: not standard base64 with padding";
+    return std::nullopt;
+  }
+  rapidjson::Document doc;
+  doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag | rapidjson::kParseNanAndInfFlag |
+            rapidjson::kParseValidateEncodingFlag>(json->data(), json->size());
+  if (doc.HasParseError()) {
+    error = fmt::format("malformed backend_config: invalid JSON at byte {}: {}", doc.GetErrorOffset(),
+                        rapidjson::GetParseError_En(doc.GetParseError()));
+    return std::nullopt;
+  }
+  if (!doc.IsObject()) {
+    error = "malformed backend_config: the JSON is not an object";
+    return std::nullopt;
+  }
+  for (std::string_view key : kConfigKeys) {
+    if (!doc.HasMember(rapidjson::StringRef(key.data(), key.size()))) {
+      error = fmt::format("malformed backend_config: no '{}' key", key);
+      return std::nullopt;
+    }
+  }
+  const rapidjson::Value &ir = doc["serialize_ir_string"];
+  if (!ir.IsString()) {
+    error = "malformed backend_config: 'serialize_ir_string' is not a string";
+    return std::nullopt;
+  }
+  auto blob = base64_decode(std::string_view(ir.GetString(), ir.GetStringLength()));
+  if (!blob) {
+    error = "malformed backend_config: 'serialize_ir_string' is not standard base64 with padding";
+    return std::nullopt;
+  }
+  std::string bir_error;
+  auto kernel_text = bir::kernel_to_text(*blob, bir_error);
+  if (!kernel_text) {
+    error = "backend_config's serialize_ir_string: " + bir_error;
+    return std::nullopt;
+  }
+  auto value = to_constant(doc, 0, error);
+  if (!value)
+    return std::nullopt;
+  std::string out = to_pretty_json(*value);
+  out += "\n\n";
+  out += *kernel_text;
+  if (!out.empty() && out.back() != '\n')
+    out += '\n';
+  return out;
+}
+
+} // namespace nkicc::hlo

@@ -1,0 +1,190 @@
+#include "manifest/json_checker.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+namespace nkicc {
+
+namespace {
+
+using Kind = JsonValue::Kind;
+
+/// A number literal in a message is cut after this many characters.
+constexpr std::size_t kShownDigits = 32;
+
+} // namespace
+
+std::string JsonPointer::str() const {
+  std::string out = parent ? parent->str() : std::string();
+  if (!parent)
+    return out;
+  out += '/';
+  if (is_index)
+    return out + std::to_string(index);
+  // `~` and `/` in a key are escaped (RFC 6901); the key is user text, shown escaped and cut.
+  for (char c : escape_for_message(key)) {
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string quote_list(const std::vector<std::string> &names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i)
+      out += ", ";
+    out += "'" + names[i] + "'";
+  }
+  return out;
+}
+
+std::string with_suggestion(std::string message, std::string_view word, const std::vector<std::string> &candidates) {
+  std::string best = closest_match(word, candidates);
+  if (!best.empty())
+    message += fmt::format("; did you mean '{}'?", best);
+  return message;
+}
+
+void JsonChecker::error(const JsonValue &v, const JsonPointer &ptr, std::string message) {
+  std::string where = ptr.str();
+  Diagnostic d;
+  d.loc = v.loc;
+  d.message = where.empty() ? std::move(message) : fmt::format("{}: {}", where, message);
+  d.id = id_;
+  report(std::move(d));
+}
+
+void JsonChecker::report(Diagnostic d) {
+  failed_ = true;
+  pending_.push_back(std::move(d));
+}
+
+bool JsonChecker::flush() {
+  std::stable_sort(pending_.begin(), pending_.end(),
+                   [](const Diagnostic &a, const Diagnostic &b) { return a.loc.offset < b.loc.offset; });
+  for (Diagnostic &d : pending_)
+    diags_.report(std::move(d));
+  pending_.clear();
+  return !failed_;
+}
+
+bool JsonChecker::expect(const JsonValue &v, Kind kind, const JsonPointer &ptr, std::string_view what) {
+  if (v.kind == kind)
+    return true;
+  error(v, ptr, fmt::format("expected {}, found {}", what, json_kind_name(v.kind)));
+  return false;
+}
+
+bool JsonChecker::check_fields(const JsonValue &obj, const JsonPointer &ptr, const std::vector<std::string> &accepted) {
+  bool all_known = true;
+  for (const auto &[key, value] : obj.members) {
+    bool known = false;
+    for (const std::string &a : accepted)
+      known = known || a == key.text;
+    if (known)
+      continue;
+    all_known = false;
+    std::string msg = with_suggestion(fmt::format("unknown field {}", quote_for_message(key.text)), key.text, accepted);
+    error(key, ptr, msg + fmt::format(" (accepted: {})", quote_list(accepted)));
+  }
+  return all_known;
+}
+
+std::optional<std::string> JsonChecker::string(const JsonValue &v, const JsonPointer &ptr) {
+  if (!expect(v, Kind::String, ptr, "a string"))
+    return std::nullopt;
+  return v.text;
+}
+
+std::optional<std::int64_t> JsonChecker::integer(const JsonValue &v, const JsonPointer &ptr) {
+  if (v.kind != Kind::Number) {
+    error(v, ptr, fmt::format("expected an integer, found {}", json_kind_name(v.kind)));
+    return std::nullopt;
+  }
+  if (!v.is_integer_literal()) {
+    // 1e0 is an integer's value, but JSON and Python both read it as a float.
+    bool fraction = v.text.find('.') != std::string::npos;
+    error(v, ptr, fraction ? std::string("expected an integer, found a fractional number")
+                           : fmt::format("expected an integer, found {} (a number with an exponent)",
+                                         escape_for_message(v.text, kShownDigits)));
+    return std::nullopt;
+  }
+  std::int64_t out = 0;
+  auto [end, ec] = std::from_chars(v.text.data(), v.text.data() + v.text.size(), out);
+  if (ec != std::errc() || end != v.text.data() + v.text.size()) {
+    error(v, ptr, number_out_of_range_message(v.text));
+    return std::nullopt;
+  }
+  return out;
+}
+
+std::optional<PyConstant> JsonChecker::constant(const JsonValue &v, const JsonPointer &ptr) {
+  switch (v.kind) {
+  case Kind::Null:
+    return PyConstant::none();
+  case Kind::Bool:
+    return PyConstant::boolean(v.boolean);
+  case Kind::String:
+    return PyConstant::str(v.text);
+  case Kind::Number: {
+    if (v.is_integer_literal()) {
+      auto i = integer(v, ptr);
+      if (!i)
+        return std::nullopt;
+      return PyConstant::integer(*i);
+    }
+    // The JSON reader has rejected literals beyond the double range (1e400: JSON has no
+    // infinity, where Python's json module would read inf); 1e-400 is 0.0, as in Python
+    // (strtod rounds correctly).
+    double d = std::strtod(v.text.c_str(), nullptr);
+    if (std::isinf(d)) {
+      // RapidJSON lets 9e308 through: its range check looks at the exponent only.
+      error(v, ptr, number_out_of_range_message(v.text));
+      return std::nullopt;
+    }
+    return PyConstant::floating(d);
+  }
+  case Kind::Array: {
+    std::vector<PyConstant> items;
+    for (std::size_t i = 0; i < v.items.size(); ++i) {
+      auto c = constant(v.items[i], pointer_append(ptr, i));
+      if (!c)
+        return std::nullopt;
+      items.push_back(std::move(*c));
+    }
+    return PyConstant::list(std::move(items));
+  }
+  case Kind::Object: {
+    if (v.members.size() == 1 && v.members[0].first.text == "tuple") {
+      const JsonValue &arr = v.members[0].second;
+      JsonPointer p = pointer_append(ptr, "tuple");
+      if (!expect(arr, Kind::Array, p, "an array of tuple items"))
+        return std::nullopt;
+      auto list = constant(arr, p);
+      if (!list)
+        return std::nullopt;
+      return PyConstant::tuple(std::move(list->items));
+    }
+    std::vector<std::pair<std::string, PyConstant>> entries;
+    for (const auto &[key, value] : v.members) {
+      auto c = constant(value, pointer_append(ptr, key.text));
+      if (!c)
+        return std::nullopt;
+      entries.emplace_back(key.text, std::move(*c));
+    }
+    return PyConstant::make_dict(std::move(entries));
+  }
+  }
+  return std::nullopt;
+}
+
+} // namespace nkicc
