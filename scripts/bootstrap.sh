@@ -24,7 +24,12 @@ cmake -S . -B "$build_dir" -G Ninja "$@"
 cmake --build "$build_dir"
 
 example=share/nkicc/examples/tutorial.json
-echo "bootstrap: nkicc trace $example"
-"$build_dir/bin/nkicc" trace "$example"
+nkicc="$build_dir/bin/nkicc"
+echo "bootstrap: nkicc trace $example -o $build_dir/tutorial.bir"
+"$nkicc" trace "$example" -o "$build_dir/tutorial.bir"
+echo "bootstrap: nkicc dis $build_dir/tutorial.bir (first 40 lines)"
+"$nkicc" dis "$build_dir/tutorial.bir" | head -n 40
+echo "bootstrap: nkicc trace $example --emit=stats"
+"$nkicc" trace "$example" --emit=stats
 echo "bootstrap: nkicc key $example"
-"$build_dir/bin/nkicc" key "$example"
+"$nkicc" key "$example"

@@ -760,7 +760,13 @@ void OpaqueObject::raise_use(std::string_view what) const {
 std::optional<Value> OpaqueObject::get_attr(Interpreter &, std::string_view name) {
   return Value::object(std::make_shared<OpaqueObject>(path_ + "." + std::string(name)));
 }
-Value OpaqueObject::call(Interpreter &, CallArgs &) { return Value::object(std::make_shared<OpaqueObject>(path_ + "()")); }
+Value OpaqueObject::call(Interpreter &interp, CallArgs &) {
+  // Host code at module level may call anything; a traced kernel calling an unmodelled module
+  // would compute nothing nkicc can see (SPEC §3).
+  if (interp.in_function())
+    raise_use("a call");
+  return Value::object(std::make_shared<OpaqueObject>(path_ + "()"));
+}
 void OpaqueObject::set_attr(Interpreter &interp, std::string_view, const Value &) {
   if (interp.in_function())
     raise_use("attribute assignment");

@@ -186,7 +186,6 @@ public:
   std::uint64_t max_instructions;
   ir::Function fn;
   std::vector<bool> auto_named;
-  std::map<std::string, int, std::less<>> name_counts;
   /// The index of the instruction that last wrote each tile, for `psum[...] += nl.matmul(...)`.
   std::vector<std::int64_t> last_writer;
 };

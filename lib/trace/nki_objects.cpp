@@ -405,8 +405,12 @@ std::string TensorRef::repr() const {
 }
 
 void TensorRef::on_bind(std::string_view name) {
-  if (builder && builder->auto_named[ap.tensor])
-    builder->rename(ap.tensor, name);
+  // Only the whole tile takes the variable's name: `acc = tiles[0][:, 0:512]` names a view.
+  if (!builder || !builder->auto_named[ap.tensor] || ap.offset != 0 || ap.program_offset != decltype(ap.program_offset){})
+    return;
+  if (ap.pattern != builder->full_view(ap.tensor)->ap.pattern)
+    return;
+  builder->rename(ap.tensor, name);
 }
 
 bool TensorRef::truthy(Interpreter &) {

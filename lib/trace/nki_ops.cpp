@@ -98,6 +98,12 @@ void require_hbm(const TensorRef &t, std::string_view op, std::string_view param
 }
 
 void check_partitions(const std::vector<std::int64_t> &shape) {
+  // reference/nki.md: an on-chip tile has its partition dimension and at most 4 free ones.
+  if (shape.size() > 5)
+    raise_error("err_exceed_max_supported_dimension",
+                fmt::format("tile of shape {} exceed max supported number of dimensions of 5 (a partition dimension "
+                            "and 4 free dimensions).",
+                            shape_text(shape)));
   if (!shape.empty() && shape[0] > kMaxPartitions)
     raise_error("err_num_partition_exceed_arch_limit",
                 fmt::format("number of partitions {} exceed architecture limitation of {}.", shape[0], kMaxPartitions));

@@ -58,16 +58,12 @@ void KernelBuilder::emit(ir::Instruction inst) {
 }
 
 std::string KernelBuilder::auto_name(std::string_view stem) {
-  auto it = name_counts.find(stem);
-  if (it == name_counts.end()) {
-    name_counts.emplace(std::string(stem), 1);
-    return std::string(stem);
-  }
-  return fmt::format("{}.{}", stem, it->second++);
+  // Unique numbering happens once the trace is done (the tracer's number_tile_names).
+  return std::string(stem);
 }
 
 void KernelBuilder::rename(ir::TensorId id, std::string_view name) {
-  fn.tensors[id].name = auto_name(name);
+  fn.tensors[id].name = std::string(name);
   auto_named[id] = false;
 }
 

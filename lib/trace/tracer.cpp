@@ -64,6 +64,24 @@ SourceLoc parameter_loc(const python::FunctionDefStmt &def, std::string_view nam
   return def.begin();
 }
 
+/// Makes tensor names unique in creation order: the first `load` keeps its name, later ones
+/// become `load.1`, `load.2`, ... (names are numbered once the trace is done, so that tiles
+/// renamed after their variable leave no gaps).
+void number_tile_names(ir::Function &fn) {
+  std::map<std::string, int> seen;
+  for (ir::Tensor &t : fn.tensors) {
+    auto [it, fresh] = seen.emplace(t.name, 0);
+    if (fresh)
+      continue;
+    std::string name;
+    do {
+      name = fmt::format("{}.{}", t.name, ++it->second);
+    } while (seen.count(name));
+    seen.emplace(name, 0);
+    t.name = std::move(name);
+  }
+}
+
 /// Drops internal tiles no instruction touches (a matmul result folded into `psum[...] +=`, a
 /// tile created and never used) and renumbers the rest, so the IR lists only real tensors.
 void drop_unused_tiles(ir::Function &fn) {
@@ -130,7 +148,9 @@ struct Tracer::Impl {
 
   void report(const TraceError &e, const Call *call) {
     Diagnostic d;
-    d.loc = e.loc;
+    // An error raised before the kernel body runs (binding the call's arguments) concerns the
+    // call in the description file.
+    d.loc = e.loc.valid() || !call ? e.loc : call->loc;
     d.message = e.message;
     d.id = e.id;
     for (const auto &[loc, text] : e.notes) {
@@ -271,7 +291,7 @@ struct Tracer::Impl {
 
       kb.kernel_call_depth = 0; // the interpreter's depth inside the kernel's own body
       Value ret = interp->call(kernel.callable, args);
-      collect_returns(kb, ret, inputs, *result, e.kernel);
+      collect_returns(kb, ret, inputs, *result, e.kernel, kernel.def->begin());
     } catch (const TraceError &err) {
       report(err, &call);
       return nullptr;
@@ -379,7 +399,7 @@ struct Tracer::Impl {
           args.keywords.emplace_back(name, std::move(*v));
       kb.kernel_call_depth = 0;
       Value ret = interp->call(callable, args);
-      collect_returns(kb, ret, inputs, *result, entry.func_name);
+      collect_returns(kb, ret, inputs, *result, entry.func_name, def->begin());
       check_results(c, *result, entry.func_name);
     } catch (const TraceError &err) {
       TraceError located = err;
@@ -412,6 +432,7 @@ struct Tracer::Impl {
   /// Drops unused tiles and allocates SBUF/PSUM; false (reported) when a tile does not fit.
   bool finish(const Call &call, KernelBuilder &kb, KernelTrace &result) {
     drop_unused_tiles(kb.fn);
+    number_tile_names(kb.fn);
     if (auto failure = ir::allocate_on_chip(kb.fn, target.info->sbuf_bytes_per_partition,
                                             target.info->psum_bytes_per_partition)) {
       const ir::Tensor &t = kb.fn.tensors[failure->tensor];
@@ -433,7 +454,7 @@ struct Tracer::Impl {
   /// shared_hbm (the insert_nki_kernel guard, seed 001 §2.4); one that is an input is an
   /// in-place output and yields an operand-output alias.
   void collect_returns(KernelBuilder &kb, const Value &ret, const std::vector<ir::TensorId> &inputs,
-                       KernelTrace &result, const std::string &kernel) {
+                       KernelTrace &result, const std::string &kernel, SourceLoc def_loc) {
     std::vector<Value> items;
     if (ret.kind == Value::Kind::Tuple || ret.kind == Value::Kind::List) {
       items = ret.seq().items;
@@ -449,11 +470,14 @@ struct Tracer::Impl {
       auto *t = items[i].as<TensorRef>();
       if (!t)
         raise_error("TypeError", fmt::format("kernel '{}' must return tensors, but return value {} is '{}'", kernel, i,
-                                             type_name(items[i])));
+                                             type_name(items[i])),
+                    def_loc);
       ir::Tensor &tensor = kb.fn.tensors[t->ap.tensor];
+      // Located where the kernel created the tensor it returns.
       if (tensor.memory != ir::Memory::SharedHbm)
         raise_error("err_shared_hbm_guard",
-                    "The input and output tensor of a NKI kernel must be in shared_hbm address space");
+                    "The input and output tensor of a NKI kernel must be in shared_hbm address space",
+                    tensor.loc.valid() ? tensor.loc : def_loc);
       auto in = std::find(inputs.begin(), inputs.end(), t->ap.tensor);
       if (in != inputs.end())
         result.aliases.emplace_back(static_cast<std::size_t>(in - inputs.begin()), i);
