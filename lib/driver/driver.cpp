@@ -207,6 +207,8 @@ public:
       else
         trace_internal(call);
     }
+    if (options_.stage_timer && binary_cache_.cache_hits + binary_cache_.cache_misses)
+      options_.stage_timer("binary cache keys", std::chrono::duration<double, std::milli>(key_time_).count());
     return !diags_.has_errors();
   }
 
@@ -332,8 +334,10 @@ private:
     c.func_name = ic.internal;
     c.kernel_name = ic.kernel_name;
     // Seed 000: key components, then the CPython-identical key.
+    auto key_start = std::chrono::steady_clock::now();
     PyConstant components = internal_key_components(ic, *target_.info);
     c.cache_key = cache_key_of(key_components_string(components));
+    key_time_ += std::chrono::steady_clock::now() - key_start;
     const CachedKernel *cached = options_.use_cache ? binary_cache_.get(c.cache_key) : nullptr;
     if (cached) {
       ++binary_cache_.cache_hits;
@@ -377,6 +381,7 @@ private:
   BinaryCache binary_cache_;
   std::map<std::string, CachedKernel> external_kernels_;
   std::vector<CompiledCall> calls_;
+  std::chrono::steady_clock::duration key_time_{}; ///< computing binary-cache keys, for -vv
 };
 
 } // namespace

@@ -408,8 +408,15 @@ void TensorRef::on_bind(std::string_view name) {
   // Only the whole tile takes the variable's name: `acc = tiles[0][:, 0:512]` names a view.
   if (!builder || !builder->auto_named[ap.tensor] || ap.offset != 0 || ap.program_offset != decltype(ap.program_offset){})
     return;
-  if (ap.pattern != builder->full_view(ap.tensor)->ap.pattern)
+  const std::vector<std::int64_t> &shape = tensor().shape;
+  if (ap.pattern.size() != shape.size())
     return;
+  std::int64_t step = 1;
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    if (ap.pattern[i] != std::pair<std::int64_t, std::int64_t>{step, shape[i]})
+      return;
+    step *= shape[i];
+  }
   builder->rename(ap.tensor, name);
 }
 

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <unordered_map>
 
 namespace nkicc::trace {
 
@@ -68,7 +69,8 @@ SourceLoc parameter_loc(const python::FunctionDefStmt &def, std::string_view nam
 /// become `load.1`, `load.2`, ... (names are numbered once the trace is done, so that tiles
 /// renamed after their variable leave no gaps).
 void number_tile_names(ir::Function &fn) {
-  std::map<std::string, int> seen;
+  std::unordered_map<std::string, int> seen;
+  seen.reserve(fn.tensors.size() * 2);
   for (ir::Tensor &t : fn.tensors) {
     auto [it, fresh] = seen.emplace(t.name, 0);
     if (fresh)
