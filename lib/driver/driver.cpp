@@ -5,6 +5,7 @@
 #include "nkicc/cache/cache_key.h"
 #include "nkicc/cache/py_repr.h"
 #include "nkicc/manifest/manifest.h"
+#include "nkicc/hlo/hlo.h"
 #include "nkicc/ir/kernel_ir.h"
 #include "nkicc/python/parser.h"
 #include "nkicc/trace/tracer.h"
@@ -254,6 +255,37 @@ public:
     return bir::write_module(info, kernels, instructions);
   }
 
+  /// The HLO view of every call (SPEC §9): what the custom-calls carry.
+  std::vector<hlo::HloCall> hlo_calls() const {
+    std::vector<hlo::HloCall> out;
+    for (const Call &call : manifest_.calls) {
+      const CompiledCall &c = calls_[call.index];
+      hlo::HloCall h;
+      h.func_name = c.func_name;
+      h.trace = c.trace.get();
+      h.bir_blob = c.kernel->binary;
+      h.platform_target = target_.info->name;
+      h.platform_target_is_fallback = target_.is_fallback;
+      auto operand = [&h](const TensorSpec &t) { h.operands.push_back({t.shape, t.dtype, t.name}); };
+      if (call.is_external()) {
+        const ExternalCall &e = call.external();
+        h.grid = e.grid;
+        h.opts = e.opts;
+        for (const Argument &a : e.args)
+          if (a.is_tensor())
+            operand(a.tensor());
+        for (const auto &[name, a] : e.kwargs)
+          if (a.is_tensor())
+            operand(a.tensor());
+      } else {
+        for (const TensorSpec &t : call.internal().operands)
+          operand(t);
+      }
+      out.push_back(std::move(h));
+    }
+    return out;
+  }
+
   std::vector<SpecializationFigures> specialization_figures() const {
     std::vector<SpecializationFigures> out;
     for (const trace::SpecializationStats &s : tracer_.stats())
@@ -439,6 +471,20 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
     }
     return DriverOutput{std::move(*text), false, std::move(deps)};
   }
+  case EmitKind::Hlo:
+  case EmitKind::StableHlo: {
+    std::vector<hlo::HloCall> calls = pipeline.hlo_calls();
+    hlo::HloFlavor flavor = options.hlo_flavor_torch_xla ? hlo::HloFlavor::TorchXla : hlo::HloFlavor::Jax;
+    std::string error;
+    auto text = options.emit == EmitKind::Hlo ? hlo::hlo_module_text(manifest->name, calls, flavor, error)
+                                              : hlo::stablehlo_text(manifest->name, calls, flavor, error);
+    if (!text) {
+      // An alias that XLA's verifier would reject is the kernel's fault, not nkicc's.
+      diags.error(manifest->calls.empty() ? SourceLoc{} : manifest->calls.front().loc, error, "hlo-alias");
+      return std::nullopt;
+    }
+    return DriverOutput{std::move(*text), false, std::move(deps)};
+  }
   case EmitKind::Stats: {
     std::vector<SpecializationFigures> figures = pipeline.specialization_figures();
     std::string text = options.stats_json ? cache_statistics_json(pipeline.binary_cache(), figures)
@@ -474,6 +520,39 @@ std::optional<DriverOutput> run_dis(const std::string &input, SourceManager &sou
   if (input != "-")
     deps.push_back(input);
   return DriverOutput{std::move(*text), false, std::move(deps)};
+}
+
+std::optional<DriverOutput> run_decode_config(const std::string &input, SourceManager &sources,
+                                              DiagnosticEngine &diags) {
+  // `@FILE` reads the base64 text from a file ("@-": standard input).
+  std::string text = input;
+  std::vector<std::string> deps;
+  std::string shown = "<argument>";
+  if (!input.empty() && input[0] == '@') {
+    std::string path = input.substr(1);
+    shown = path == "-" ? "<stdin>" : path;
+    std::string why;
+    auto content = read_file(path, why);
+    if (!content) {
+      diags.io_error(shown, "cannot read backend_config: " + why);
+      return std::nullopt;
+    }
+    text = std::move(*content);
+    if (path != "-")
+      deps.push_back(path);
+  }
+  sources.add_buffer(shown, text);
+  std::string error;
+  auto decoded = hlo::decode_config(text, error);
+  if (!decoded) {
+    Diagnostic d;
+    d.path = shown;
+    d.message = error;
+    d.id = "backend-config";
+    diags.report(std::move(d));
+    return std::nullopt;
+  }
+  return DriverOutput{std::move(*decoded), false, std::move(deps)};
 }
 
 std::optional<DriverOutput> run_key(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags) {

@@ -1,5 +1,7 @@
 #include "nkicc/hlo/hlo.h"
 
+#include "hlo/config_cache.h"
+
 #include "nkicc/bir/bir.h"
 #include "nkicc/support/json_writer.h"
 
@@ -22,10 +24,20 @@ constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmn
 constexpr std::int64_t kKernelVersion = 1;
 
 /// The fourteen keys in seed 001 §4.3's order; decode_config requires every one.
-constexpr std::array<std::string_view, 14> kConfigKeys = {
-    "kernel_version",      "func_name", "grid",          "has_collectives", "matmul_mac_count",
-    "platform_target",     "platform_target_is_fallback", "opts",          "serialize_dims",
-    "serialize_ir_string", "tiled",     "constant_values", "kernel_return", "result_is_sequence"};
+constexpr std::array<std::string_view, 14> kConfigKeys = {"kernel_version",
+                                                          "func_name",
+                                                          "grid",
+                                                          "has_collectives",
+                                                          "matmul_mac_count",
+                                                          "platform_target",
+                                                          "platform_target_is_fallback",
+                                                          "opts",
+                                                          "serialize_dims",
+                                                          "serialize_ir_string",
+                                                          "tiled",
+                                                          "constant_values",
+                                                          "kernel_return",
+                                                          "result_is_sequence"};
 
 void append_key(std::string &out, std::string_view key) {
   append_json_string(out, key, true);
@@ -113,28 +125,25 @@ std::optional<PyConstant> to_constant(const rapidjson::Value &v, int depth, std:
 } // namespace
 
 std::string base64_encode(std::string_view bytes) {
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::string out((bytes.size() + 2) / 3 * 4, '=');
   const auto *p = reinterpret_cast<const unsigned char *>(bytes.data());
+  char *o = out.data();
   std::size_t n = bytes.size(), i = 0;
-  for (; i + 3 <= n; i += 3) {
+  for (; i + 3 <= n; i += 3, o += 4) {
     std::uint32_t v = (std::uint32_t{p[i]} << 16) | (std::uint32_t{p[i + 1]} << 8) | p[i + 2];
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-    out += kAlphabet[v & 63];
+    o[0] = kAlphabet[(v >> 18) & 63];
+    o[1] = kAlphabet[(v >> 12) & 63];
+    o[2] = kAlphabet[(v >> 6) & 63];
+    o[3] = kAlphabet[v & 63];
   }
-  if (n - i == 1) {
+  if (i < n) { // one or two bytes left; the '=' padding is already in place
     std::uint32_t v = std::uint32_t{p[i]} << 16;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += "==";
-  } else if (n - i == 2) {
-    std::uint32_t v = (std::uint32_t{p[i]} << 16) | (std::uint32_t{p[i + 1]} << 8);
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-    out += '=';
+    if (i + 1 < n)
+      v |= std::uint32_t{p[i + 1]} << 8;
+    o[0] = kAlphabet[(v >> 18) & 63];
+    o[1] = kAlphabet[(v >> 12) & 63];
+    if (i + 1 < n)
+      o[2] = kAlphabet[(v >> 6) & 63];
   }
   return out;
 }
@@ -180,11 +189,13 @@ std::optional<std::string> base64_decode(std::string_view text) {
   return out;
 }
 
-std::string backend_config_json(const HloCall &call) {
+std::string backend_config_json(const HloCall &call) { return backend_config_json(call, base64_encode(call.bir_blob)); }
+
+std::string backend_config_json(const HloCall &call, std::string_view ir_base64) {
   const trace::KernelTrace &t = *call.trace;
   const ir::Function &fn = t.function;
   std::string out;
-  out.reserve(256 + call.bir_blob.size() * 4 / 3);
+  out.reserve(512 + ir_base64.size());
   out += '{';
   append_key(out, "kernel_version");
   out += fmt::format("{}", kKernelVersion);
@@ -220,7 +231,7 @@ std::string backend_config_json(const HloCall &call) {
   out += "}, ";
   append_key(out, "serialize_ir_string");
   out += '"';
-  out += base64_encode(call.bir_blob);
+  out += ir_base64;
   out += "\", ";
   append_key(out, "tiled");
   // Grid dimensions are positive, so there is more than one instance iff one exceeds 1.

@@ -1,5 +1,7 @@
 #include "nkicc/hlo/hlo.h"
 
+#include "hlo/config_cache.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,25 +11,40 @@ namespace nkicc::hlo {
 
 namespace {
 
-constexpr std::string_view kMetadata = R"(metadata={op_type="xla___op_NkiKernelCallImpl" op_name="xla___op_NkiKernelCallImpl"})";
+constexpr std::string_view kMetadata =
+    R"(metadata={op_type="xla___op_NkiKernelCallImpl" op_name="xla___op_NkiKernelCallImpl"})";
 
 /// XLA's primitive type name for an NKI dtype (reference/hlo.md "NKI mapping").
 std::string_view hlo_type(DType dtype) {
   switch (dtype) {
-  case DType::Float32: return "f32";
-  case DType::Float16: return "f16";
-  case DType::BFloat16: return "bf16";
-  case DType::TFloat32: return "f32";
-  case DType::Float8E4M3: return "f8e4m3";
-  case DType::Float8E4M3FN: return "f8e4m3fn";
-  case DType::Float8E5M2: return "f8e5m2";
-  case DType::Int8: return "s8";
-  case DType::Int16: return "s16";
-  case DType::Int32: return "s32";
-  case DType::UInt8: return "u8";
-  case DType::UInt16: return "u16";
-  case DType::UInt32: return "u32";
-  case DType::Bool: return "pred";
+  case DType::Float32:
+    return "f32";
+  case DType::Float16:
+    return "f16";
+  case DType::BFloat16:
+    return "bf16";
+  case DType::TFloat32:
+    return "f32";
+  case DType::Float8E4M3:
+    return "f8e4m3";
+  case DType::Float8E4M3FN:
+    return "f8e4m3fn";
+  case DType::Float8E5M2:
+    return "f8e5m2";
+  case DType::Int8:
+    return "s8";
+  case DType::Int16:
+    return "s16";
+  case DType::Int32:
+    return "s32";
+  case DType::UInt8:
+    return "u8";
+  case DType::UInt16:
+    return "u16";
+  case DType::UInt32:
+    return "u32";
+  case DType::Bool:
+    return "pred";
   }
   return "f32";
 }
@@ -35,20 +52,34 @@ std::string_view hlo_type(DType dtype) {
 /// MLIR's builtin element type for an NKI dtype (reference/hlo.md "Type mapping").
 std::string_view mlir_type(DType dtype) {
   switch (dtype) {
-  case DType::Float32: return "f32";
-  case DType::Float16: return "f16";
-  case DType::BFloat16: return "bf16";
-  case DType::TFloat32: return "f32";
-  case DType::Float8E4M3: return "f8E4M3";
-  case DType::Float8E4M3FN: return "f8E4M3FN";
-  case DType::Float8E5M2: return "f8E5M2";
-  case DType::Int8: return "i8";
-  case DType::Int16: return "i16";
-  case DType::Int32: return "i32";
-  case DType::UInt8: return "ui8";
-  case DType::UInt16: return "ui16";
-  case DType::UInt32: return "ui32";
-  case DType::Bool: return "i1";
+  case DType::Float32:
+    return "f32";
+  case DType::Float16:
+    return "f16";
+  case DType::BFloat16:
+    return "bf16";
+  case DType::TFloat32:
+    return "f32";
+  case DType::Float8E4M3:
+    return "f8E4M3";
+  case DType::Float8E4M3FN:
+    return "f8E4M3FN";
+  case DType::Float8E5M2:
+    return "f8E5M2";
+  case DType::Int8:
+    return "i8";
+  case DType::Int16:
+    return "i16";
+  case DType::Int32:
+    return "i32";
+  case DType::UInt8:
+    return "ui8";
+  case DType::UInt16:
+    return "ui16";
+  case DType::UInt32:
+    return "ui32";
+  case DType::Bool:
+    return "i1";
   }
   return "f32";
 }
@@ -84,12 +115,52 @@ void append_mlir_type(std::string &out, DType dtype, const std::vector<std::int6
 
 /// Words XLA's lexer turns into keywords or type names (hlo_lexer.cc), which cannot be names.
 bool is_reserved_hlo_word(std::string_view s) {
-  static const std::set<std::string_view> words = {
-      "true", "false", "inf", "nan", "HloModule", "ENTRY", "ROOT", "maximal", "replicated", "manual",
-      "last_tile_dim_replicate", "last_tile_dims", "shard_as", "shard_like", "unknown", "pred", "s2", "s4", "s8",
-      "s16", "s32", "s64", "u2", "u4", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64", "c64", "c128",
-      "f8e5m2", "f8e4m3", "f8e4m3fn", "f8e4m3b11fnuz", "f8e5m2fnuz", "f8e4m3fnuz", "f8e3m4", "f4e2m1fn",
-      "f8e8m0fnu", "tuple", "opaque", "token"};
+  static const std::set<std::string_view> words = {"true",
+                                                   "false",
+                                                   "inf",
+                                                   "nan",
+                                                   "HloModule",
+                                                   "ENTRY",
+                                                   "ROOT",
+                                                   "maximal",
+                                                   "replicated",
+                                                   "manual",
+                                                   "last_tile_dim_replicate",
+                                                   "last_tile_dims",
+                                                   "shard_as",
+                                                   "shard_like",
+                                                   "unknown",
+                                                   "pred",
+                                                   "s2",
+                                                   "s4",
+                                                   "s8",
+                                                   "s16",
+                                                   "s32",
+                                                   "s64",
+                                                   "u2",
+                                                   "u4",
+                                                   "u8",
+                                                   "u16",
+                                                   "u32",
+                                                   "u64",
+                                                   "f16",
+                                                   "bf16",
+                                                   "f32",
+                                                   "f64",
+                                                   "c64",
+                                                   "c128",
+                                                   "f8e5m2",
+                                                   "f8e4m3",
+                                                   "f8e4m3fn",
+                                                   "f8e4m3b11fnuz",
+                                                   "f8e5m2fnuz",
+                                                   "f8e4m3fnuz",
+                                                   "f8e3m4",
+                                                   "f4e2m1fn",
+                                                   "f8e8m0fnu",
+                                                   "tuple",
+                                                   "opaque",
+                                                   "token"};
   return words.count(s) != 0;
 }
 
@@ -97,8 +168,8 @@ bool is_reserved_hlo_word(std::string_view s) {
 std::string hlo_identifier(std::string_view text, std::string_view fallback) {
   std::string id;
   for (char c : text) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-              c == '-';
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
     id += ok ? c : '_';
   }
   if (id.empty())
@@ -217,6 +288,7 @@ std::optional<std::string> hlo_module_text(std::string_view module_name, const s
                                            HloFlavor flavor, std::string &error) {
   if (!check_all(calls, error))
     return std::nullopt;
+  ConfigCache configs;
   std::size_t next_id = 1;
 
   // Parameters, numbered 0..n-1 in call order.
@@ -323,7 +395,7 @@ std::optional<std::string> hlo_module_text(std::string_view module_name, const s
     out += ", ";
     out += kMetadata;
     out += ", backend_config=\"";
-    out += backend_config(call);
+    out += configs.get(call);
     out += "\"\n";
 
     if (calls.size() == 1)
@@ -362,6 +434,7 @@ std::optional<std::string> stablehlo_text(std::string_view module_name, const st
                                           HloFlavor flavor, std::string &error) {
   if (!check_all(calls, error))
     return std::nullopt;
+  ConfigCache configs;
   std::string out;
   out.reserve(1024 + calls.size() * 1024);
   out += "module ";
@@ -411,7 +484,7 @@ std::optional<std::string> stablehlo_text(std::string_view module_name, const st
       out += fmt::format("{}%arg{}", k ? ", " : "", first_arg + k);
     // Attributes in the sorted order MLIR prints a dictionary in.
     out += ") {api_version = 2 : i32, backend_config = \"";
-    out += backend_config(call);
+    out += configs.get(call);
     out += "\", call_target_name = \"";
     out += custom_call_target(flavor);
     out += "\"";

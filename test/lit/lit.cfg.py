@@ -25,6 +25,12 @@ config.substitutions.append(("%share", config.nkicc_share_dir))
 config.substitutions.append(("%scripts", config.nkicc_scripts_dir))
 config.substitutions.append(("%python", config.python))
 
+# MLIR's parser checks --emit=stablehlo (Debian's mlir-19-tools; scripts/bootstrap.sh installs it).
+mlir_opt = "/usr/lib/llvm-19/bin/mlir-opt"
+config.substitutions.append(("%mlir-opt", mlir_opt))
+if os.path.exists(mlir_opt):
+    config.available_features.add("mlir-opt")
+
 if os.path.exists(config.python):
     config.available_features.add("python3")
 if config.nkicc_sanitize:

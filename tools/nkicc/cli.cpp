@@ -32,6 +32,7 @@ struct GlobalOptions {
   std::string target;
   std::string depfile;
   std::string stats_format = "text";
+  std::string hlo_flavor = "jax";
   std::vector<std::string> kernel_path;
 };
 
@@ -165,8 +166,13 @@ int run_checked(int argc, char **argv) {
   trace->add_option("--emit", g.emit,
                     "Stop after this stage and write its result: manifest (the checked description as JSON), "
                     "ast (the parsed kernel sources), ir (the traced kernel IR of every call), bir (the BIR module "
-                    "blob, the default), bir-text (the same as text), stats (cache statistics)")
-      ->check(CLI::IsMember({"manifest", "ast", "ir", "bir", "bir-text", "stats"}));
+                    "blob, the default), bir-text (the same as text), hlo (an HLO module of custom-calls), "
+                    "stablehlo (the same in MLIR's generic form), stats (cache statistics)")
+      ->check(CLI::IsMember({"manifest", "ast", "ir", "bir", "bir-text", "hlo", "stablehlo", "stats"}));
+  trace->add_option("--hlo-flavor", g.hlo_flavor,
+                    "Custom-call flavor of --emit=hlo/stablehlo: jax (AwsNeuronCustomNativeKernel, the default) or "
+                    "torch-xla (AwsNeuronNkiKernel)")
+      ->check(CLI::IsMember({"jax", "torch-xla"}));
   trace->add_option("--stats-format", g.stats_format, "Format of --emit=stats: text (default) or json")
       ->check(CLI::IsMember({"text", "json"}));
   trace->add_option("-o,--output", g.output, "Write the result to this file, atomically (default: stdout)");
@@ -182,6 +188,13 @@ int run_checked(int argc, char **argv) {
   CLI::App *dis = app.add_subcommand("dis", "Print a BIR module blob as canonical text (the same as --emit=bir-text)");
   dis->add_option("file", dis_input, "BIR module file, or - for standard input")->required();
   dis->add_option("-o,--output", g.output, "Write the result to this file, atomically (default: stdout)");
+
+  std::string config_input;
+  CLI::App *decode = app.add_subcommand(
+      "decode-config", "Decode a backend_config: its JSON, pretty, and its embedded BIR kernel as text");
+  decode->add_option("config", config_input, "The base64 backend_config, or @FILE to read it from a file (@- stdin)")
+      ->required();
+  decode->add_option("-o,--output", g.output, "Write the result to this file, atomically (default: stdout)");
 
   CLI::App *key = app.add_subcommand("key", "Print each call's cache key components and SHA-256 key");
   key->add_option("file", options.input, "Kernel description file (JSON), or - for standard input")->required();
@@ -208,7 +221,9 @@ int run_checked(int argc, char **argv) {
   options.target = target_inputs(g);
   std::map<std::string, EmitKind> emit_kinds = {
       {"manifest", EmitKind::Manifest}, {"ast", EmitKind::Ast},          {"ir", EmitKind::Ir},
-      {"bir", EmitKind::Bir},           {"bir-text", EmitKind::BirText}, {"stats", EmitKind::Stats}};
+      {"bir", EmitKind::Bir},           {"bir-text", EmitKind::BirText}, {"hlo", EmitKind::Hlo},
+      {"stablehlo", EmitKind::StableHlo}, {"stats", EmitKind::Stats}};
+  options.hlo_flavor_torch_xla = g.hlo_flavor == "torch-xla";
   options.emit = emit_kinds.at(g.emit);
   options.stats_json = g.stats_format == "json";
   options.kernel_path = g.kernel_path;
@@ -234,6 +249,8 @@ int run_checked(int argc, char **argv) {
     out = run_trace(options, sources, diags);
   else if (dis->parsed())
     out = run_dis(dis_input, sources, diags);
+  else if (decode->parsed())
+    out = run_decode_config(config_input, sources, diags);
   else if (key->parsed())
     out = run_key(options, sources, diags);
   if (out && !diags.has_errors())

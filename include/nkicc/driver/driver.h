@@ -22,7 +22,9 @@ enum class EmitKind {
   Ir,       ///< the traced kernel IR of every call, as text
   Bir,      ///< the BIR module blob (binary)
   BirText,  ///< the BIR module as canonical text (what `nkicc dis` prints)
-  Stats,    ///< the cache statistics
+  Hlo,       ///< an HLO module of custom-calls with their backend_config
+  StableHlo, ///< the same calls as stablehlo.custom_call in MLIR's generic form
+  Stats,     ///< the cache statistics
 };
 
 struct DriverOptions {
@@ -32,6 +34,7 @@ struct DriverOptions {
   std::uint64_t max_instructions = 10'000'000;
   bool use_cache = true;
   bool stats_json = false;                ///< --stats-format=json
+  bool hlo_flavor_torch_xla = false;      ///< --hlo-flavor=torch-xla (default jax)
   std::vector<std::string> kernel_path;   ///< registry folders: -I folders, then the installed one
   std::string nki_frontend;               ///< the `nki_frontend` env value, recorded in BIR as data
   /// Info-level log lines (the binary cache's hits and misses).
@@ -55,6 +58,10 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
 
 /// `nkicc dis`: a BIR module blob (a file or "-") as canonical text.
 std::optional<DriverOutput> run_dis(const std::string &input, SourceManager &sources, DiagnosticEngine &diags);
+
+/// `nkicc decode-config B64|@FILE`: the backend_config's JSON, pretty, and its embedded BIR as text.
+std::optional<DriverOutput> run_decode_config(const std::string &input, SourceManager &sources,
+                                              DiagnosticEngine &diags);
 
 /// `nkicc key`: per call, the cache key components and SHA-256 key (internal calls) or the
 /// specialization key as far as it is known before tracing (external calls).

@@ -46,14 +46,14 @@ struct HloOperand {
 /// One kernel call, everything its custom-call and backend_config need.
 struct HloCall {
   std::string func_name;
-  std::vector<std::int64_t> grid;                          ///< empty: no SPMD grid
-  std::vector<std::pair<std::string, PyConstant>> opts;    ///< document order
+  std::vector<std::int64_t> grid;                       ///< empty: no SPMD grid
+  std::vector<std::pair<std::string, PyConstant>> opts; ///< document order
   /// Returns, aliases, constant values, MAC count and collectives come from here (not owned).
   const trace::KernelTrace *trace = nullptr;
-  std::string_view bir_blob;                               ///< the kernel blob (not owned)
-  std::string_view platform_target;                        ///< `trn2`, as TargetInfo::name
+  std::string_view bir_blob;        ///< the kernel blob (not owned)
+  std::string_view platform_target; ///< `trn2`, as TargetInfo::name
   bool platform_target_is_fallback = false;
-  std::vector<HloOperand> operands;                        ///< tensor arguments in call order
+  std::vector<HloOperand> operands; ///< tensor arguments in call order
 };
 
 enum class HloFlavor {
