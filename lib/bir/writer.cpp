@@ -257,14 +257,16 @@ flatbuffers::Offset<Tensor> write_tensor(Builder &fbb, const ir::Tensor &t, cons
 
 flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<AccessPattern>>>
 write_access_patterns(Builder &fbb, const std::vector<ir::AccessPattern> &aps) {
-  std::vector<flatbuffers::Offset<AccessPattern>> offsets;
+  // Instructions have one to three views of a few dimensions each: the scratch lists stay on
+  // the stack for those, so writing a million instructions costs no heap traffic.
+  ir::SmallVector<flatbuffers::Offset<AccessPattern>, 4> offsets;
   offsets.reserve(aps.size());
   for (const ir::AccessPattern &ap : aps) {
-    std::vector<Pair> pairs;
+    ir::SmallVector<Pair, 8> pairs;
     pairs.reserve(ap.pattern.size());
     for (const auto &[step, num] : ap.pattern)
       pairs.emplace_back(step, num);
-    auto pattern = fbb.CreateVectorOfStructs(pairs);
+    auto pattern = fbb.CreateVectorOfStructs(pairs.data(), pairs.size());
     // Most views have no grid term: the vector is left out rather than stored as zeros.
     flatbuffers::Offset<flatbuffers::Vector<std::int64_t>> program_offset;
     for (std::int64_t term : ap.program_offset) {
@@ -275,18 +277,18 @@ write_access_patterns(Builder &fbb, const std::vector<ir::AccessPattern> &aps) {
     }
     offsets.push_back(CreateAccessPattern(fbb, ap.tensor, pattern, ap.offset, program_offset));
   }
-  return fbb.CreateVector(offsets);
+  return fbb.CreateVector(offsets.data(), offsets.size());
 }
 
 flatbuffers::Offset<Instruction> write_instruction(Builder &fbb, const ir::Instruction &inst,
                                                    const SourceManager &sources) {
   auto dst = write_access_patterns(fbb, inst.dst);
   auto src = write_access_patterns(fbb, inst.src);
-  std::vector<flatbuffers::Offset<Attr>> attrs;
+  ir::SmallVector<flatbuffers::Offset<Attr>, 8> attrs;
   attrs.reserve(inst.attrs.size());
   for (const auto &[name, value] : inst.attrs)
     attrs.push_back(write_attr(fbb, name, value));
-  auto attrs_offset = fbb.CreateVector(attrs);
+  auto attrs_offset = fbb.CreateVector(attrs.data(), attrs.size());
   LineCol lc = line_col(inst.loc, sources);
   return CreateInstruction(fbb, to_bir(inst.opcode), to_bir(inst.engine), to_bir(inst.loop_kind), dst, src,
                            attrs_offset, lc.line, lc.column);

@@ -182,8 +182,10 @@ void append_instruction(std::string &out, std::size_t index, const Instruction &
 
 std::string print_function(const Function &fn, const SourceManager &sources) {
   std::string out;
-  // About 100 bytes per line; one reservation keeps million-instruction kernels linear.
-  out.reserve(128 + 96 * (fn.tensors.size() + fn.instructions.size()));
+  // Tensor lines take about 100 bytes and instruction lines up to about 200: one generous
+  // reservation keeps million-instruction kernels linear and never copies the text to grow it
+  // (the pages past the end are never touched, so they cost address space, not memory).
+  out.reserve(256 + 128 * fn.tensors.size() + 256 * fn.instructions.size());
   out += "kernel ";
   out += fn.name;
   out += '\n';

@@ -94,18 +94,21 @@ void drop_unused_tiles(ir::Function &fn) {
     for (const ir::AccessPattern &ap : inst.src)
       used[ap.tensor] = true;
   }
+  // Compacted in place: a second tensor list would double the peak memory of a large trace.
   std::vector<ir::TensorId> remap(fn.tensors.size());
-  std::vector<ir::Tensor> kept;
+  std::size_t kept = 0;
   for (std::size_t i = 0; i < fn.tensors.size(); ++i) {
     const ir::Tensor &t = fn.tensors[i];
     bool keep = used[i] || t.role != ir::TensorRole::Internal ||
                 t.memory == ir::Memory::SharedHbm; // HBM outputs may be returned unwritten
     if (keep) {
-      remap[i] = static_cast<ir::TensorId>(kept.size());
-      kept.push_back(std::move(fn.tensors[i]));
+      remap[i] = static_cast<ir::TensorId>(kept);
+      if (kept != i)
+        fn.tensors[kept] = std::move(fn.tensors[i]);
+      ++kept;
     }
   }
-  fn.tensors = std::move(kept);
+  fn.tensors.erase(fn.tensors.begin() + static_cast<std::ptrdiff_t>(kept), fn.tensors.end());
   for (ir::Instruction &inst : fn.instructions) {
     for (ir::AccessPattern &ap : inst.dst)
       ap.tensor = remap[ap.tensor];

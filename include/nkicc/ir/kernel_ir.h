@@ -3,6 +3,7 @@
 // The BIR writer serializes exactly this; `--emit=ir` prints it as canonical text.
 #pragma once
 
+#include "nkicc/ir/small_vector.h"
 #include "nkicc/support/dtype.h"
 #include "nkicc/support/py_constant.h"
 #include "nkicc/support/source_manager.h"
@@ -52,11 +53,16 @@ struct Tensor {
 /// Up to three SPMD grid axes: a view's offset may carry `coefficient * program_id(axis)`.
 inline constexpr std::size_t kMaxGridAxes = 3;
 
+/// Dimensions an access pattern keeps inline (partition + two free); more go to the heap.
+inline constexpr std::uint32_t kInlinePatternDims = 3;
+/// `[step, num]` per dimension of an access pattern.
+using PatternPairs = SmallVector<std::pair<std::int64_t, std::int64_t>, kInlinePatternDims>;
+
 /// A view of a tensor: a loop nest over the row-major flat tensor, `[[step, num], ...]`,
 /// partition pair first, plus an element offset (reference/nki.md "Access patterns").
 struct AccessPattern {
   TensorId tensor = 0;
-  std::vector<std::pair<std::int64_t, std::int64_t>> pattern; ///< [step, num] per dimension
+  PatternPairs pattern; ///< [step, num] per dimension
   std::int64_t offset = 0;
   std::array<std::int64_t, kMaxGridAxes> program_offset{}; ///< per-instance term of the offset
 
