@@ -661,8 +661,18 @@ bool check_version(std::uint32_t version, std::string &error) {
 }
 
 /// Verifies one kernel blob and prints it into the sink.
+/// nkicc writes every blob with an 8-byte aligned size, so a file cut short, even only inside
+/// the final padding the verifier never reads, is detected.
+bool check_size(std::string_view blob, std::string_view what, std::string &error) {
+  if (blob.size() % 8 == 0)
+    return true;
+  error = "truncated BIR " + std::string(what) + ": its size (" + std::to_string(blob.size()) +
+          " bytes) is not a multiple of 8";
+  return false;
+}
+
 bool print_kernel(std::string_view blob, TextSink &sink, std::string_view indent, std::string &error) {
-  if (!check_header(blob, kKernelIdentifier, kModuleIdentifier, "kernel", error))
+  if (!check_header(blob, kKernelIdentifier, kModuleIdentifier, "kernel", error) || !check_size(blob, "kernel", error))
     return false;
   AlignedCopy copy(blob);
   flatbuffers::Verifier verifier(copy.data(), copy.size(), verifier_options(copy.size()));
@@ -687,7 +697,7 @@ std::optional<std::string> kernel_to_text(std::string_view kernel_blob, std::str
 }
 
 std::optional<std::string> module_to_text(std::string_view blob, std::string &error) {
-  if (!check_header(blob, kModuleIdentifier, kKernelIdentifier, "module", error))
+  if (!check_header(blob, kModuleIdentifier, kKernelIdentifier, "module", error) || !check_size(blob, "module", error))
     return std::nullopt;
   AlignedCopy copy(blob);
   flatbuffers::Verifier verifier(copy.data(), copy.size(), verifier_options(copy.size()));

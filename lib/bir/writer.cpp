@@ -319,6 +319,8 @@ std::string write_kernel(const ir::Function &fn, std::string_view target_name, c
   auto instructions_offset = fbb.CreateVector(instructions);
   auto root = CreateKernel(fbb, kFormatVersion, name, target, inputs, outputs, fn.matmul_mac_count, fn.has_collectives,
                            tensors_offset, instructions_offset);
+  // An 8-byte aligned total size lets the reader detect a file cut inside its final padding.
+  fbb.TrackMinAlign(8);
   fbb.Finish(root, kKernelIdentifier);
   return release(fbb);
 }
@@ -361,6 +363,7 @@ std::string write_module(const ModuleInfo &info, const std::vector<std::pair<std
   auto instructions_offset = fbb.CreateVector(instructions);
   auto root =
       CreateModule(fbb, kFormatVersion, nkicc_version, name, target, nki_frontend, blobs_offset, instructions_offset);
+  fbb.TrackMinAlign(8);
   fbb.Finish(root, kModuleIdentifier);
   return release(fbb);
 }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace nkicc {
 
@@ -48,6 +49,14 @@ std::string shapes_text(const PyConstant &kc, std::string_view part) {
   const PyConstant *info = component(kc, part);
   const PyConstant *shapes = info ? component(*info, "shapes") : nullptr;
   return shapes ? py_repr(*shapes) : "[]";
+}
+
+/// The hit rate as the text report prints it, rounded to one decimal.
+double hit_rate_percent(const BinaryCache &cache) {
+  std::uint64_t total = cache.cache_hits + cache.cache_misses;
+  if (!total)
+    return 0.0;
+  return std::round(1000.0 * static_cast<double>(cache.cache_hits) / static_cast<double>(total)) / 10.0;
 }
 
 struct KernelType {
@@ -156,6 +165,7 @@ std::string cache_statistics_json(const BinaryCache &cache, const std::vector<Sp
       {"new_nki_frontend_cache",
        PyConstant::make_dict(E{{"total_kernels_processed", integer(total)},
                                {"cache_hits", integer(cache.cache_hits)},
+                               {"hit_rate_percent", PyConstant::floating(hit_rate_percent(cache))},
                                {"cache_misses", integer(cache.cache_misses)},
                                {"unique_cached_variants", integer(cache.size())},
                                {"distinct_kernel_types", integer(types.size())},

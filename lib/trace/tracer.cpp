@@ -421,8 +421,9 @@ struct Tracer::Impl {
   /// The op's results must be what the registry kernel returns: count, access shapes, dtypes.
   void check_results(const InternalCall &c, const KernelTrace &result, const std::string &func_name) {
     if (result.returns.size() != c.results.size())
-      raise_error("registry", fmt::format("registry kernel '{}' returns {} tensors, but the op has {} results",
-                                          func_name, result.returns.size(), c.results.size()));
+      raise_error("registry", fmt::format("registry kernel '{}' returns {} tensor{}, but the op has {} result{}",
+                                          func_name, result.returns.size(), result.returns.size() == 1 ? "" : "s",
+                                          c.results.size(), c.results.size() == 1 ? "" : "s"));
     for (std::size_t i = 0; i < c.results.size(); ++i) {
       const ReturnedTensor &r = result.returns[i];
       const TensorSpec &want = c.results[i];

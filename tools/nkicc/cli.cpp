@@ -158,7 +158,8 @@ int run_checked(int argc, char **argv) {
       ->check(CLI::IsMember({"trn1", "trn2", "trn3", "inf2", "gen2", "gen3", "gen4"}));
   app.add_option("-I,--kernel-path", g.kernel_path,
                  "Search this folder's registry.json for internal kernels before the installed registry "
-                 "(repeatable)");
+                 "(repeatable)")
+      ->allow_extra_args(false); // one folder per -I, as a compiler's -I: never the file after it
 
   DriverOptions options;
   CLI::App *trace = app.add_subcommand("trace", "Trace each call of a kernel description file and emit a stage");
