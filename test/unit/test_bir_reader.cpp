@@ -264,6 +264,7 @@ TEST_CASE("module_to_text: crafted blobs that share data stay bounded", "[bir]")
     auto instruction =
         bir::CreateInstruction(fbb, bir::Opcode::Memset, bir::Engine::GpSimd, bir::LoopKind::None, 0, 0, attrs);
     auto instructions = fbb.CreateVector(std::vector<flatbuffers::Offset<bir::Instruction>>{instruction});
+    fbb.TrackMinAlign(8); // as nkicc's writer: the reader requires an 8-byte aligned size
     fbb.Finish(bir::CreateKernel(fbb, bir::kFormatVersion, fbb.CreateString("k"), fbb.CreateString("trn2"), 0, 0, 0,
                                  false, 0, instructions),
                bir::kKernelIdentifier);
@@ -299,6 +300,7 @@ TEST_CASE("module_to_text: crafted blobs that share data stay bounded", "[bir]")
     auto bytes = fbb.CreateVector(reinterpret_cast<const std::uint8_t *>(kernel.data()), kernel.size());
     auto entry = bir::CreateKernelBlob(fbb, fbb.CreateString("key"), bytes);
     auto kernels = fbb.CreateVector(std::vector<flatbuffers::Offset<bir::KernelBlob>>(10000, entry));
+    fbb.TrackMinAlign(8);
     fbb.Finish(bir::CreateModule(fbb, bir::kFormatVersion, 0, 0, 0, 0, kernels), bir::kModuleIdentifier);
     std::string blob(reinterpret_cast<const char *>(fbb.GetBufferPointer()), fbb.GetSize());
     CHECK_FALSE(bir::module_to_text(blob, error));
