@@ -253,15 +253,34 @@ std::optional<Value> IndexObject::binary_op(Interpreter &, BinOpKind op, const V
   return Value::object(out);
 }
 
-std::optional<Value> IndexObject::compare(Interpreter &, CmpOpKind op, const Value &other, bool reflected) {
-  auto bound = to_affine(other);
-  if (!bound)
-    return std::nullopt;
+namespace {
+
+/// The predicate text of a comparison operand: an int or program-id affine, or an index
+/// expression on another axis (`i_q * 128 + ip >= i_k * 128 + if_` compares two axes).
+std::optional<std::string> predicate_operand(const Value &v) {
+  if (auto a = to_affine(v))
+    return a->text();
+  if (auto *ix = v.as<IndexObject>())
+    return "(" + ix->term() + ")";
+  if (auto *sum = v.as<IndexSumObject>())
+    return "(" + sum->text + ")";
+  return std::nullopt;
+}
+
+Value predicate(const std::string &mine, CmpOpKind op, const std::string &theirs, bool reflected) {
   auto mask = std::make_shared<MaskObject>();
-  std::string lhs = term();
-  mask->text = reflected ? fmt::format("{} {} {}", bound->text(), cmp_symbol(reflect(op)), lhs)
-                         : fmt::format("{} {} {}", lhs, cmp_symbol(op), bound->text());
+  mask->text = reflected ? fmt::format("{} {} {}", theirs, cmp_symbol(reflect(op)), mine)
+                         : fmt::format("{} {} {}", mine, cmp_symbol(op), theirs);
   return Value::object(mask);
+}
+
+} // namespace
+
+std::optional<Value> IndexObject::compare(Interpreter &, CmpOpKind op, const Value &other, bool reflected) {
+  auto theirs = predicate_operand(other);
+  if (!theirs)
+    return std::nullopt;
+  return predicate(term(), op, *theirs, reflected);
 }
 
 bool IndexObject::truthy(Interpreter &) { control_flow_error(); }
@@ -285,13 +304,10 @@ std::optional<Value> IndexSumObject::binary_op(Interpreter &, BinOpKind op, cons
 }
 
 std::optional<Value> IndexSumObject::compare(Interpreter &, CmpOpKind op, const Value &other, bool reflected) {
-  auto bound = to_affine(other);
-  if (!bound)
+  auto theirs = predicate_operand(other);
+  if (!theirs)
     return std::nullopt;
-  auto mask = std::make_shared<MaskObject>();
-  mask->text = reflected ? fmt::format("{} {} {}", bound->text(), cmp_symbol(reflect(op)), text)
-                         : fmt::format("{} {} {}", text, cmp_symbol(op), bound->text());
-  return Value::object(mask);
+  return predicate(text, op, *theirs, reflected);
 }
 
 bool IndexSumObject::truthy(Interpreter &) { control_flow_error(); }
@@ -534,7 +550,63 @@ Value TensorRef::get_item(Interpreter &, const Value &key) {
                                       tensor().name, d, b.lo, b.hi, size);
   };
 
+  // For index-tile indexing (`t[ip, if_]`, `t[if_, ip]`, `t[ip, k]`) the view's dimensions
+  // follow the index tiles' axes: when every index is an index tile of rank R or an integer and
+  // they number R, an index tile on axis a gives dimension a and integers fill the other axes
+  // with size 1 (`t[ip, k]` on an [P, N] tile is [P, 1]; `out[if_, ip]` is a transposed view).
+  std::vector<int> tile_axis(expanded.size(), -2); // -1: an integer, >= 0: an index tile's axis
+  {
+    int rank = -1;
+    std::size_t tiles = 0;
+    bool eligible = true;
+    std::vector<bool> used;
+    for (std::size_t k = 0; k < expanded.size() && eligible; ++k) {
+      if (auto *ix = expanded[k].as<IndexObject>()) {
+        if (rank < 0) {
+          rank = ix->rank;
+          used.assign(static_cast<std::size_t>(rank), false);
+        }
+        eligible = ix->rank == rank && ix->axis < rank && !used[static_cast<std::size_t>(ix->axis)];
+        if (eligible)
+          used[static_cast<std::size_t>(ix->axis)] = true;
+        tile_axis[k] = ix->axis;
+        ++tiles;
+      } else if (to_affine(expanded[k])) {
+        tile_axis[k] = -1;
+      } else {
+        eligible = false;
+      }
+    }
+    eligible = eligible && tiles > 0 && expanded.size() == static_cast<std::size_t>(rank);
+    if (eligible) {
+      int next_free = 0;
+      for (int &a : tile_axis)
+        if (a == -1) {
+          while (used[static_cast<std::size_t>(next_free)])
+            ++next_free;
+          a = next_free;
+          used[static_cast<std::size_t>(next_free)] = true;
+        }
+    } else {
+      tile_axis.clear();
+    }
+  }
+  std::vector<std::pair<std::int64_t, std::int64_t>> by_axis(tile_axis.size(), {1, 1});
+  std::size_t part = 0;
   for (const Value &p : expanded) {
+    std::size_t this_part = part++;
+    if (!tile_axis.empty() && to_affine(p)) {
+      // An integer keeps a size-1 dimension on its axis.
+      auto [dim_step, dim_size] = ap.pattern[dim];
+      Affine start = *to_affine(p);
+      if (start.is_constant() && start.constant < 0)
+        start.constant += dim_size;
+      check(dim, start, 1, 1, dim_size);
+      add_offset(start, dim_step);
+      by_axis[static_cast<std::size_t>(tile_axis[this_part])] = {dim_step, 1};
+      ++dim;
+      continue;
+    }
     if (p.is_none()) {
       out->ap.pattern.emplace_back(1, 1);
       continue;
@@ -570,13 +642,18 @@ Value TensorRef::get_item(Interpreter &, const Value &key) {
     } else if (auto *ix = p.as<IndexObject>()) {
       check(dim, ix->start, ix->step, ix->count, dim_size);
       add_offset(ix->start, dim_step);
-      out->ap.pattern.emplace_back(checked_mul(dim_step, ix->step), ix->count);
+      if (!tile_axis.empty())
+        by_axis[static_cast<std::size_t>(ix->axis)] = {checked_mul(dim_step, ix->step), ix->count};
+      else
+        out->ap.pattern.emplace_back(checked_mul(dim_step, ix->step), ix->count);
     } else {
       raise_error("TypeError", fmt::format("{} indices must be integers, slices, index tiles, None or '...', not '{}'",
                                            type_name(), trace::type_name(p)));
     }
     ++dim;
   }
+  if (!tile_axis.empty())
+    out->ap.pattern = std::move(by_axis);
   return Value::object(out);
 }
 

@@ -624,6 +624,38 @@ std::optional<Value> tensor_method(Interpreter &, std::shared_ptr<TensorRef> sel
       return Value::object(out);
     }));
   }
+  if (name == "ap") {
+    // The new API's explicit access pattern: `t.ap([[step, num], ...], offset=0)`, steps in
+    // elements of the underlying tensor (the partition entry first), as the IR's patterns are.
+    return Value::object(std::make_shared<BuiltinFunction>("ap", [self](Interpreter &interp, CallArgs &call) {
+      Args a(call, "ap", {"pattern", "offset"});
+      std::vector<Value> entries = interp.to_list(a.required("pattern"));
+      if (entries.empty())
+        raise_error("ValueError", "an access pattern needs at least one [step, num] entry");
+      auto out = std::make_shared<TensorRef>(*self);
+      out->ap.pattern.clear();
+      std::int64_t last = out->ap.offset;
+      for (const Value &e : entries) {
+        std::vector<Value> pair = interp.to_list(e);
+        if (pair.size() != 2 || pair[0].kind != Value::Kind::Int || pair[1].kind != Value::Kind::Int || pair[1].i <= 0)
+          raise_error("ValueError", "an access pattern entry must be [step, num] with integers and num > 0");
+        out->ap.pattern.emplace_back(pair[0].i, pair[1].i);
+      }
+      if (const Value *o = a.get("offset")) {
+        if (o->kind != Value::Kind::Int)
+          raise_error("TypeError", "the offset of an access pattern must be an integer");
+        out->ap.offset = checked_add(out->ap.offset, o->i);
+      }
+      for (auto [step, num] : out->ap.pattern)
+        last = checked_add(last, checked_mul(step, num - 1));
+      std::int64_t size = product(self->tensor().shape);
+      if (out->ap.offset < 0 || last >= size)
+        raise_error("err_tensor_access_out_of_bound",
+                    fmt::format("Out-of-bound access for tensor `{}`: access pattern reaches element {} of {}",
+                                self->tensor().name, last, size));
+      return Value::object(out);
+    }));
+  }
   if (name == "broadcast_to") {
     return Value::object(std::make_shared<BuiltinFunction>("broadcast_to", [self](Interpreter &, CallArgs &call) {
       Args a(call, "broadcast_to", {"shape"});
@@ -963,15 +995,67 @@ void add_language_functions(NkiRuntime &rt, ModuleObject &nl) {
 
 // ---- nisa ---------------------------------------------------------------------------------
 
+namespace {
+
+/// The new `nki` API's destination form of an ISA op (reference/nki.md "Two API generations"):
+/// `nisa.tensor_copy(dst=t, src=x)` or `nisa.nc_matmul(psum, stationary, moving)`. The op runs
+/// in its legacy value-returning form, then its instruction writes `dst` directly (an
+/// nc_matmul accumulates into a PSUM dst, as `psum += nisa.nc_matmul(...)` does). The
+/// positional form is recognised by a tensor at `probe`, where the legacy form never has one.
+BuiltinFunction::Impl dst_form(std::string op, std::size_t probe, BuiltinFunction::Impl legacy) {
+  return [op = std::move(op), probe, legacy = std::move(legacy)](Interpreter &interp, CallArgs &call) -> Value {
+    std::optional<Value> dst;
+    for (auto it = call.keywords.begin(); it != call.keywords.end(); ++it)
+      if (it->first == "dst") {
+        dst = it->second;
+        call.keywords.erase(it);
+        break;
+      }
+    if (!dst && call.positional.size() > probe && call.positional[probe].as<TensorRef>()) {
+      dst = call.positional.front();
+      call.positional.erase(call.positional.begin());
+    }
+    if (!dst)
+      return legacy(interp, call);
+    auto target = as_tensor(*dst, op, "dst");
+    if (!target->out_of_bound.empty())
+      raise_error("err_tensor_access_out_of_bound", target->out_of_bound);
+    Value result = legacy(interp, call);
+    auto r = result.shared_as<TensorRef>();
+    if (!r)
+      return result;
+    KernelBuilder &kb = *target->builder;
+    if (op == "nc_matmul") {
+      assign_to_view(interp, *target, result, BinOpKind::Add);
+      return Value::none();
+    }
+    std::int64_t writer = kb.last_writer[r->ap.tensor];
+    if (writer >= 0 && static_cast<std::size_t>(writer) + 1 == kb.fn.instructions.size() &&
+        on_chip(target->tensor().memory)) {
+      ir::Instruction &inst = kb.fn.instructions.back();
+      if (inst.dst.size() == 1 && inst.dst[0].tensor == r->ap.tensor && r->shape() == target->shape()) {
+        check_store_shape(*target, *r, target->tensor().name, r->tensor().name);
+        inst.dst[0] = target->ap;
+        kb.last_writer[target->ap.tensor] = writer;
+        return Value::none();
+      }
+    }
+    assign_to_view(interp, *target, result, std::nullopt);
+    return Value::none();
+  };
+}
+
+} // namespace
+
 void add_isa_functions(NkiRuntime &rt, ModuleObject &nisa) {
-  def(nisa, "nc_matmul", [&rt](Interpreter &, CallArgs &call) {
+  def(nisa, "nc_matmul", dst_form("nc_matmul", 2, [&rt](Interpreter &, CallArgs &call) {
     Args a(call, "nc_matmul", {"stationary", "moving", "is_stationary_onezero", "is_moving_onezero", "is_transpose",
                                "mask", "dtype"});
     auto s = as_tensor(a.required("stationary"), "nc_matmul", "stationary");
     auto m = as_tensor(a.required("moving"), "nc_matmul", "moving");
     return nc_matmul(rt.builder("nc_matmul"), *s, *m, "nc_matmul");
-  });
-  def(nisa, "nc_transpose", [&rt](Interpreter &, CallArgs &call) {
+  }));
+  def(nisa, "nc_transpose", dst_form("nc_transpose", 1, [&rt](Interpreter &, CallArgs &call) {
     Args a(call, "nc_transpose", {"data", "mask", "dtype", "engine"});
     auto x = as_tensor(a.required("data"), "nc_transpose", "data");
     ir::Engine engine = ir::Engine::Tensor;
@@ -979,24 +1063,24 @@ void add_isa_functions(NkiRuntime &rt, ModuleObject &nisa) {
       if (e->kind == Value::Kind::Str && e->str_text() == "vector_engine")
         engine = ir::Engine::Vector;
     return transpose(rt.builder("nc_transpose"), *x, "nc_transpose", engine);
-  });
-  def(nisa, "activation", [&rt](Interpreter &, CallArgs &call) {
+  }));
+  def(nisa, "activation", dst_form("activation", 0, [&rt](Interpreter &, CallArgs &call) {
     Args a(call, "activation", {"op", "data", "bias", "scale", "reduce_op", "reduce_res", "reduce_cmd", "mask",
                                 "dtype"});
     std::string func = op_name(a.required("op"), "activation", "op");
     auto x = as_tensor(a.required("data"), "activation", "data");
     return activation(rt.builder("activation"), func, *x, dtype_arg(a.get("dtype"), "activation"), a.get("bias"),
                       a.get("scale"), "activation");
-  });
-  def(nisa, "tensor_tensor", [&rt](Interpreter &, CallArgs &call) {
+  }));
+  def(nisa, "tensor_tensor", dst_form("tensor_tensor", 2, [&rt](Interpreter &, CallArgs &call) {
     Args a(call, "tensor_tensor", {"data1", "data2", "op", "mask", "dtype"});
     auto x = as_tensor(a.required("data1"), "tensor_tensor", "data1");
     auto y = as_tensor(a.required("data2"), "tensor_tensor", "data2");
     std::string op = op_name(a.required("op"), "tensor_tensor", "op");
     return tensor_tensor(rt.builder("tensor_tensor"), op, *x, *y, dtype_arg(a.get("dtype"), "tensor_tensor"), "data1",
                          "data2", "tensor_tensor");
-  });
-  def(nisa, "tensor_scalar", [&rt](Interpreter &, CallArgs &call) {
+  }));
+  def(nisa, "tensor_scalar", dst_form("tensor_scalar", 1, [&rt](Interpreter &, CallArgs &call) {
     Args a(call, "tensor_scalar", {"data", "op0", "operand0", "reverse0", "op1", "operand1", "reverse1", "mask",
                                    "dtype", "engine"});
     auto x = as_tensor(a.required("data"), "tensor_scalar", "data");
@@ -1029,16 +1113,16 @@ void add_isa_functions(NkiRuntime &rt, ModuleObject &nisa) {
                         dtype_arg(a.get("dtype"), "tensor_scalar").value_or(x->tensor().dtype));
     kb.emit(instruction(ir::Opcode::TensorScalar, ir::Engine::Vector, {out->ap}, std::move(src), std::move(attrs)));
     return Value::object(out);
-  });
-  def(nisa, "tensor_reduce", [&rt](Interpreter &, CallArgs &call) {
+  }));
+  def(nisa, "tensor_reduce", dst_form("tensor_reduce", 0, [&rt](Interpreter &, CallArgs &call) {
     Args a(call, "tensor_reduce", {"op", "data", "axis", "mask", "dtype", "negate", "keepdims"});
     std::string op = op_name(a.required("op"), "tensor_reduce", "op");
     auto x = as_tensor(a.required("data"), "tensor_reduce", "data");
     auto flag = [&](const char *n) { return a.get(n) && a.get(n)->kind == Value::Kind::Bool && a.get(n)->b; };
     return reduce(rt.builder("tensor_reduce"), op, *x, a.required("axis"), flag("keepdims"), flag("negate"),
                   dtype_arg(a.get("dtype"), "tensor_reduce"), "tensor_reduce");
-  });
-  def(nisa, "tensor_copy", [&rt](Interpreter &, CallArgs &call) {
+  }));
+  def(nisa, "tensor_copy", dst_form("tensor_copy", 1, [&rt](Interpreter &, CallArgs &call) {
     Args a(call, "tensor_copy", {"src", "mask", "dtype", "engine"});
     auto x = as_tensor(a.required("src"), "tensor_copy", "src");
     require_on_chip(*x, "tensor_copy", "src");
@@ -1047,8 +1131,18 @@ void add_isa_functions(NkiRuntime &rt, ModuleObject &nisa) {
                         dtype_arg(a.get("dtype"), "tensor_copy").value_or(x->tensor().dtype));
     kb.emit(instruction(ir::Opcode::TensorCopy, ir::Engine::Vector, {out->ap}, {x->ap}));
     return Value::object(out);
-  });
+  }));
   def(nisa, "memset", [&rt](Interpreter &, CallArgs &call) {
+    // The new API's `nisa.memset(dst=t, value=0)` fills an existing tile.
+    if (call.keyword("dst") || (!call.positional.empty() && call.positional[0].as<TensorRef>())) {
+      Args a(call, "memset", {"dst", "value", "engine"});
+      auto dst = as_tensor(a.required("dst"), "memset", "dst");
+      require_on_chip(*dst, "memset", "dst");
+      if (!dst->out_of_bound.empty())
+        raise_error("err_tensor_access_out_of_bound", dst->out_of_bound);
+      memset(rt.builder("memset"), *dst, a.required("value"));
+      return Value::none();
+    }
     Args a(call, "memset", {"shape", "value", "dtype", "mask", "engine"});
     std::vector<std::int64_t> shape = shape_arg(a.required("shape"), "memset");
     auto dtype = dtype_arg(a.get("dtype"), "memset");
@@ -1059,7 +1153,7 @@ void add_isa_functions(NkiRuntime &rt, ModuleObject &nisa) {
     memset(kb, *out, a.required("value"));
     return Value::object(out);
   });
-  def(nisa, "iota", [&rt](Interpreter &, CallArgs &call) {
+  def(nisa, "iota", dst_form("iota", 0, [&rt](Interpreter &, CallArgs &call) {
     Args a(call, "iota", {"expr", "dtype", "mask"});
     auto dtype = dtype_arg(a.get("dtype"), "iota");
     if (!dtype)
@@ -1077,8 +1171,8 @@ void add_isa_functions(NkiRuntime &rt, ModuleObject &nisa) {
     kb.emit(instruction(ir::Opcode::Iota, ir::Engine::GpSimd, {out->ap}, {},
                         {{"start", PyConstant::str(ix->start.text())}, {"step", PyConstant::integer(ix->step)}}));
     return Value::object(out);
-  });
-  def(nisa, "affine_select", [&rt](Interpreter &, CallArgs &call) {
+  }));
+  def(nisa, "affine_select", dst_form("affine_select", 0, [&rt](Interpreter &, CallArgs &call) {
     Args a(call, "affine_select", {"pred", "on_true_tile", "on_false_value", "mask", "dtype"});
     auto *pred = a.required("pred").as<MaskObject>();
     if (!pred)
@@ -1092,8 +1186,8 @@ void add_isa_functions(NkiRuntime &rt, ModuleObject &nisa) {
                         {{"pred", PyConstant::str(pred->text)},
                          {"on_false_value", scalar_constant(a.required("on_false_value"))}}));
     return Value::object(out);
-  });
-  def(nisa, "bn_stats", [&rt](Interpreter &, CallArgs &call) {
+  }));
+  def(nisa, "bn_stats", dst_form("bn_stats", 1, [&rt](Interpreter &, CallArgs &call) {
     Args a(call, "bn_stats", {"data", "mask", "dtype"});
     auto x = as_tensor(a.required("data"), "bn_stats", "data");
     require_on_chip(*x, "bn_stats", "data");
@@ -1111,8 +1205,8 @@ void add_isa_functions(NkiRuntime &rt, ModuleObject &nisa) {
                         dtype_arg(a.get("dtype"), "bn_stats").value_or(x->tensor().dtype));
     kb.emit(instruction(ir::Opcode::BnStats, ir::Engine::Vector, {out->ap}, {x->ap}));
     return Value::object(out);
-  });
-  def(nisa, "bn_aggr", [&rt](Interpreter &, CallArgs &call) {
+  }));
+  def(nisa, "bn_aggr", dst_form("bn_aggr", 1, [&rt](Interpreter &, CallArgs &call) {
     Args a(call, "bn_aggr", {"data", "mask", "dtype"});
     auto x = as_tensor(a.required("data"), "bn_aggr", "data");
     require_on_chip(*x, "bn_aggr", "data");
@@ -1125,7 +1219,7 @@ void add_isa_functions(NkiRuntime &rt, ModuleObject &nisa) {
                         dtype_arg(a.get("dtype"), "bn_aggr").value_or(x->tensor().dtype));
     kb.emit(instruction(ir::Opcode::BnAggr, ir::Engine::Vector, {out->ap}, {x->ap}));
     return Value::object(out);
-  });
+  }));
   def(nisa, "dma_copy", [&rt](Interpreter &, CallArgs &call) {
     Args a(call, "dma_copy", {"dst", "src", "mask", "dst_rmw_op", "oob_mode", "dge_mode"});
     auto dst = as_tensor(a.required("dst"), "dma_copy", "dst");

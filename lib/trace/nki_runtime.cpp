@@ -178,15 +178,50 @@ void NkiRuntime::build_modules() {
   };
   nl->globals().set("tile_size", Value::object(std::make_shared<TileSize>(*this)));
 
-  // nl.mgrid[0:128, 0:512] gives index tiles `.p` (axis 0) and `.x` (axis 1).
+  // nl.mgrid[0:128, 0:512] gives index tiles `.p` (axis 0) and `.x` (axis 1); it also unpacks
+  // (`ip, if_ = nl.mgrid[...]`) and indexes (`grid[0]`) as the tuple of its index tiles.
+  class MGridResult : public Object {
+  public:
+    std::string_view type_name() const override { return "mgrid"; }
+    std::optional<Value> get_attr(Interpreter &, std::string_view name) override {
+      static const std::string_view names[] = {"p", "x", "y", "z"};
+      for (std::size_t i = 0; i < items.size() && i < 4; ++i)
+        if (names[i] == name)
+          return items[i];
+      return std::nullopt;
+    }
+    Value get_item(Interpreter &, const Value &key) override {
+      if (key.kind != Value::Kind::Int)
+        raise_python("TypeError", "mgrid indices must be integers, not " + std::string(nkicc::trace::type_name(key)));
+      std::int64_t n = static_cast<std::int64_t>(items.size()), i = key.i < 0 ? key.i + n : key.i;
+      if (i < 0 || i >= n)
+        raise_python("IndexError", "mgrid index out of range");
+      return items[static_cast<std::size_t>(i)];
+    }
+    std::unique_ptr<Iterator> iterate(Interpreter &) override {
+      struct It : Iterator {
+        std::vector<Value> items;
+        std::size_t k = 0;
+        bool next(Value &out) override {
+          if (k >= items.size())
+            return false;
+          out = items[k++];
+          return true;
+        }
+      };
+      auto it = std::make_unique<It>();
+      it->items = items;
+      return it;
+    }
+    std::vector<Value> items;
+  };
   class MGrid : public Object {
   public:
     std::string_view type_name() const override { return "mgrid"; }
     Value get_item(Interpreter &, const Value &key) override {
       std::vector<Value> parts = key.kind == Value::Kind::Tuple ? key.seq().items : std::vector<Value>{key};
-      auto grid = std::make_shared<ModuleObject>("mgrid");
-      const char *names[] = {"p", "x", "y", "z"};
-      for (std::size_t i = 0; i < parts.size() && i < 4; ++i) {
+      auto grid = std::make_shared<MGridResult>();
+      for (std::size_t i = 0; i < parts.size(); ++i) {
         if (parts[i].kind != Value::Kind::Slice)
           raise_error("TypeError", "nl.mgrid takes slices: nl.mgrid[0:128, 0:512]");
         const SliceData &s = parts[i].slice_data();
@@ -201,7 +236,7 @@ void NkiRuntime::build_modules() {
         ix->count = (hi - lo + st - 1) / st;
         ix->rank = static_cast<int>(parts.size());
         ix->axis = static_cast<int>(i);
-        grid->globals().set(names[i], Value::object(ix));
+        grid->items.push_back(Value::object(ix));
       }
       return Value::object(grid);
     }
