@@ -556,17 +556,17 @@ Value TensorRef::get_item(Interpreter &, const Value &key) {
   // with size 1 (`t[ip, k]` on an [P, N] tile is [P, 1]; `out[if_, ip]` is a transposed view).
   std::vector<int> tile_axis(expanded.size(), -2); // -1: an integer, >= 0: an index tile's axis
   {
-    int rank = -1;
+    int tile_rank = -1;
     std::size_t tiles = 0;
     bool eligible = true;
     std::vector<bool> used;
     for (std::size_t k = 0; k < expanded.size() && eligible; ++k) {
       if (auto *ix = expanded[k].as<IndexObject>()) {
-        if (rank < 0) {
-          rank = ix->rank;
-          used.assign(static_cast<std::size_t>(rank), false);
+        if (tile_rank < 0) {
+          tile_rank = ix->rank;
+          used.assign(static_cast<std::size_t>(tile_rank), false);
         }
-        eligible = ix->rank == rank && ix->axis < rank && !used[static_cast<std::size_t>(ix->axis)];
+        eligible = ix->rank == tile_rank && ix->axis < tile_rank && !used[static_cast<std::size_t>(ix->axis)];
         if (eligible)
           used[static_cast<std::size_t>(ix->axis)] = true;
         tile_axis[k] = ix->axis;
@@ -577,7 +577,7 @@ Value TensorRef::get_item(Interpreter &, const Value &key) {
         eligible = false;
       }
     }
-    eligible = eligible && tiles > 0 && expanded.size() == static_cast<std::size_t>(rank);
+    eligible = eligible && tiles > 0 && expanded.size() == static_cast<std::size_t>(tile_rank);
     if (eligible) {
       int next_free = 0;
       for (int &a : tile_axis)
