@@ -27,8 +27,8 @@ PyConstant tensor_info(const std::vector<TensorSpec> &tensors) {
     shapes.push_back(shape_tuple(t.access_shape));
     dtypes.push_back(PyConstant::str(std::string(dtype_name(t.dtype))));
   }
-  return PyConstant::make_dict({{"shapes", PyConstant::list(std::move(shapes))},
-                                {"dtypes", PyConstant::list(std::move(dtypes))}});
+  return PyConstant::make_dict(
+      {{"shapes", PyConstant::list(std::move(shapes))}, {"dtypes", PyConstant::list(std::move(dtypes))}});
 }
 
 } // namespace

@@ -31,8 +31,8 @@ public:
       : options_(options), stage_(stage), start_(std::chrono::steady_clock::now()) {}
   ~StageTimer() {
     if (options_.stage_timer)
-      options_.stage_timer(stage_, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_)
-                                       .count());
+      options_.stage_timer(
+          stage_, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count());
   }
   StageTimer(const StageTimer &) = delete;
   StageTimer &operator=(const StageTimer &) = delete;
@@ -85,8 +85,8 @@ std::optional<std::vector<python::Module>> parse_sources(const Manifest &manifes
 }
 
 /// Every external call must name a top-level function of exactly one source.
-bool resolve_kernels(const Manifest &manifest, const std::vector<python::Module> &modules,
-                     const SourceManager &sources, DiagnosticEngine &diags) {
+bool resolve_kernels(const Manifest &manifest, const std::vector<python::Module> &modules, const SourceManager &sources,
+                     DiagnosticEngine &diags) {
   std::vector<std::string> defined;
   for (const python::Module &m : modules)
     for (const python::FunctionDefStmt *f : m.functions)
@@ -104,15 +104,16 @@ bool resolve_kernels(const Manifest &manifest, const std::vector<python::Module>
       continue;
     ok = false;
     if (owners.empty()) {
-      std::string message = fmt::format("unknown kernel '{}': no source defines a top-level function of that name",
-                                        e.kernel);
+      std::string message =
+          fmt::format("unknown kernel '{}': no source defines a top-level function of that name", e.kernel);
       std::string best = closest_match(e.kernel, defined);
       if (!best.empty())
         message += fmt::format("; did you mean '{}'?", best);
       diags.error(e.kernel_loc, std::move(message), "manifest");
     } else {
-      diags.error(e.kernel_loc, fmt::format("kernel '{}' is defined in more than one source: '{}' and '{}'", e.kernel,
-                                            sources.name(owners[0]->file), sources.name(owners[1]->file)),
+      diags.error(e.kernel_loc,
+                  fmt::format("kernel '{}' is defined in more than one source: '{}' and '{}'", e.kernel,
+                              sources.name(owners[0]->file), sources.name(owners[1]->file)),
                   "manifest");
     }
   }
@@ -168,8 +169,8 @@ public:
   /// Reads the internal-kernel registry when any call needs it, and resolves every internal
   /// call's func_name in it (SPEC §7).
   bool load_registry() {
-    bool any_internal = std::any_of(manifest_.calls.begin(), manifest_.calls.end(),
-                                    [](const Call &c) { return !c.is_external(); });
+    bool any_internal =
+        std::any_of(manifest_.calls.begin(), manifest_.calls.end(), [](const Call &c) { return !c.is_external(); });
     if (!any_internal)
       return true;
     if (!registry_.load(options_.kernel_path, sources_, diags_))

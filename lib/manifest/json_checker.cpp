@@ -113,9 +113,10 @@ std::optional<std::int64_t> JsonChecker::integer(const JsonValue &v, const JsonP
   if (!v.is_integer_literal()) {
     // 1e0 is an integer's value, but JSON and Python both read it as a float.
     bool fraction = v.text.find('.') != std::string::npos;
-    error(v, ptr, fraction ? std::string("expected an integer, found a fractional number")
-                           : fmt::format("expected an integer, found {} (a number with an exponent)",
-                                         escape_for_message(v.text, kShownDigits)));
+    error(v, ptr,
+          fraction ? std::string("expected an integer, found a fractional number")
+                   : fmt::format("expected an integer, found {} (a number with an exponent)",
+                                 escape_for_message(v.text, kShownDigits)));
     return std::nullopt;
   }
   std::int64_t out = 0;

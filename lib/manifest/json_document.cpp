@@ -149,7 +149,8 @@ private:
 
   bool check_string(const JsonValue &v) {
     if (unsigned cp = lone_surrogate(v.text)) {
-      diags_.error(v.loc, fmt::format("string contains a lone surrogate \\u{:04x}, which is not valid Unicode text", cp),
+      diags_.error(v.loc,
+                   fmt::format("string contains a lone surrogate \\u{:04x}, which is not valid Unicode text", cp),
                    "manifest-json");
       return false;
     }
@@ -314,8 +315,8 @@ std::optional<JsonValue> parse_json(const SourceManager &sources, FileId file, D
   rapidjson::MemoryStream stream(text.data(), text.size());
   Builder builder(text, file, diags, options, stream);
   rapidjson::Reader reader;
-  constexpr unsigned flags = rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag |
-                             rapidjson::kParseNumbersAsStringsFlag;
+  constexpr unsigned flags =
+      rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag | rapidjson::kParseNumbersAsStringsFlag;
   std::size_t errors_before = diags.error_count();
   rapidjson::ParseResult result = reader.Parse<flags>(stream, builder);
   if (!result) {

@@ -34,8 +34,8 @@ public:
     Manifest m;
     m.file = file;
     if (root.kind != Kind::Object) {
-      diags_.error(root.loc, fmt::format("a kernel description must be a JSON object, not {}", json_kind_name(root.kind)),
-                   kId);
+      diags_.error(root.loc,
+                   fmt::format("a kernel description must be a JSON object, not {}", json_kind_name(root.kind)), kId);
       return std::nullopt;
     }
     check_fields(root, kRoot, {"nkicc", "name", "target", "sources", "calls"});
@@ -65,8 +65,9 @@ public:
           m.target = *s;
           m.target_loc = v->loc;
         } else {
-          error(*v, pointer_append(kRoot, "target"), with_suggestion(fmt::format("unknown target {}", quote_for_message(*s)), *s, target_names()) +
-                                   fmt::format(" (expected one of {})", quote_list(target_names())));
+          error(*v, pointer_append(kRoot, "target"),
+                with_suggestion(fmt::format("unknown target {}", quote_for_message(*s)), *s, target_names()) +
+                    fmt::format(" (expected one of {})", quote_list(target_names())));
         }
       }
     }
@@ -181,8 +182,9 @@ private:
         std::int64_t bytes = static_cast<std::int64_t>(dtype_size(t.dtype));
         for (std::int64_t d : *shape) {
           if (__builtin_mul_overflow(bytes, d, &bytes)) {
-            error(v, ptr, fmt::format("a tensor of shape [{}] and dtype {} is larger than 2^63 bytes",
-                                      fmt::join(*shape, ", "), dtype_name(t.dtype)));
+            error(v, ptr,
+                  fmt::format("a tensor of shape [{}] and dtype {} is larger than 2^63 bytes", fmt::join(*shape, ", "),
+                              dtype_name(t.dtype)));
             return std::nullopt;
           }
         }
@@ -229,7 +231,8 @@ private:
     }
     if (path) {
       if (name)
-        error(*name, pointer_append(ptr, "name"), "'name' is only for inline 'code'; a 'path' source is named by its path");
+        error(*name, pointer_append(ptr, "name"),
+              "'name' is only for inline 'code'; a 'path' source is named by its path");
       Pointer p = pointer_append(ptr, "path");
       auto s = string(*path, p);
       if (!s)
@@ -248,7 +251,8 @@ private:
         Diagnostic d;
         d.error_class = ErrorClass::IO;
         d.loc = path->loc;
-        d.message = fmt::format("{}: cannot read kernel source {}: {}", p.str(), quote_for_message(src.resolved_path, 256), why);
+        d.message = fmt::format("{}: cannot read kernel source {}: {}", p.str(),
+                                quote_for_message(src.resolved_path, 256), why);
         d.id = kId;
         report(std::move(d));
         return std::nullopt;
@@ -290,7 +294,8 @@ private:
     const JsonValue *kernel = v.find("kernel");
     const JsonValue *internal = v.find("internal");
     if (kernel && internal) {
-      error(*internal, pointer_append(ptr, "internal"), "a call names either 'kernel' (a kernel in sources) or 'internal' (a registry kernel), not both");
+      error(*internal, pointer_append(ptr, "internal"),
+            "a call names either 'kernel' (a kernel in sources) or 'internal' (a registry kernel), not both");
       return std::nullopt;
     }
     if (kernel) {
@@ -390,8 +395,9 @@ private:
         for (const auto &[key, value] : opts->members) {
           Pointer q = pointer_append(p, key.text);
           if (value.kind == Kind::Array || value.kind == Kind::Object) {
-            error(value, q, fmt::format("compile option {} must be a scalar (string, number, boolean or null), found {}",
-                                        quote_for_message(key.text), json_kind_name(value.kind)));
+            error(value, q,
+                  fmt::format("compile option {} must be a scalar (string, number, boolean or null), found {}",
+                              quote_for_message(key.text), json_kind_name(value.kind)));
             ok = false;
             continue;
           }

@@ -11,22 +11,24 @@ namespace nkicc::python {
 
 std::string_view expr_kind_name(ExprKind kind) {
   static constexpr std::string_view names[] = {
-      "BoolOp", "NamedExpr", "BinOp", "UnaryOp", "Lambda", "IfExp", "Dict", "Set", "ListComp", "SetComp", "DictComp",
-      "GeneratorExp", "Await", "Yield", "YieldFrom", "Compare", "Call", "FormattedValue", "JoinedStr", "Constant",
-      "Attribute", "Subscript", "Starred", "Name", "List", "Tuple", "Slice"};
+      "BoolOp",    "NamedExpr", "BinOp",   "UnaryOp",        "Lambda",       "IfExp",    "Dict",
+      "Set",       "ListComp",  "SetComp", "DictComp",       "GeneratorExp", "Await",    "Yield",
+      "YieldFrom", "Compare",   "Call",    "FormattedValue", "JoinedStr",    "Constant", "Attribute",
+      "Subscript", "Starred",   "Name",    "List",           "Tuple",        "Slice"};
   return names[static_cast<std::size_t>(kind)];
 }
 
 std::string_view stmt_kind_name(StmtKind kind) {
-  static constexpr std::string_view names[] = {
-      "FunctionDef", "ClassDef", "Return", "Delete", "Assign", "AugAssign", "AnnAssign", "For", "While", "If", "With",
-      "Raise", "Try", "Assert", "Import", "ImportFrom", "Global", "Nonlocal", "Expr", "Pass", "Break", "Continue"};
+  static constexpr std::string_view names[] = {"FunctionDef", "ClassDef", "Return", "Delete",     "Assign", "AugAssign",
+                                               "AnnAssign",   "For",      "While",  "If",         "With",   "Raise",
+                                               "Try",         "Assert",   "Import", "ImportFrom", "Global", "Nonlocal",
+                                               "Expr",        "Pass",     "Break",  "Continue"};
   return names[static_cast<std::size_t>(kind)];
 }
 
 std::string_view bin_op_name(BinOpKind op) {
-  static constexpr std::string_view names[] = {"Add", "Sub", "Mult", "MatMult", "Div", "Mod", "Pow",
-                                               "LShift", "RShift", "BitOr", "BitXor", "BitAnd", "FloorDiv"};
+  static constexpr std::string_view names[] = {"Add",    "Sub",    "Mult",  "MatMult", "Div",    "Mod",     "Pow",
+                                               "LShift", "RShift", "BitOr", "BitXor",  "BitAnd", "FloorDiv"};
   return names[static_cast<std::size_t>(op)];
 }
 
@@ -151,7 +153,8 @@ std::string big_int_decimal(std::string_view text) {
   }
   std::vector<std::uint32_t> limbs; // little-endian, base 1e9
   for (char c : text) {
-    unsigned digit = c >= '0' && c <= '9' ? static_cast<unsigned>(c - '0') : static_cast<unsigned>((c | 0x20) - 'a' + 10);
+    unsigned digit =
+        c >= '0' && c <= '9' ? static_cast<unsigned>(c - '0') : static_cast<unsigned>((c | 0x20) - 'a' + 10);
     std::uint64_t carry = digit;
     for (auto &limb : limbs) {
       std::uint64_t v = std::uint64_t(limb) * base + carry;
@@ -212,8 +215,14 @@ public:
       stmt_list("body", c.body, indent + 1);
       break;
     }
-    case StmtKind::Return: pos(s); child("value", s.as<ReturnStmt>().value, indent + 1); break;
-    case StmtKind::Delete: pos(s); expr_list("targets", s.as<DeleteStmt>().targets, indent + 1); break;
+    case StmtKind::Return:
+      pos(s);
+      child("value", s.as<ReturnStmt>().value, indent + 1);
+      break;
+    case StmtKind::Delete:
+      pos(s);
+      expr_list("targets", s.as<DeleteStmt>().targets, indent + 1);
+      break;
     case StmtKind::Assign:
       pos(s);
       expr_list("targets", s.as<AssignStmt>().targets, indent + 1);
@@ -331,10 +340,15 @@ public:
       pos(s);
       break;
     }
-    case StmtKind::Expr: pos(s); child("value", s.as<ExprStmt>().value, indent + 1); break;
+    case StmtKind::Expr:
+      pos(s);
+      child("value", s.as<ExprStmt>().value, indent + 1);
+      break;
     case StmtKind::Pass:
     case StmtKind::Break:
-    case StmtKind::Continue: pos(s); break;
+    case StmtKind::Continue:
+      pos(s);
+      break;
     }
   }
 
@@ -502,7 +516,10 @@ private:
       expr_list("keys", e.as<DictExpr>().keys, in);
       expr_list("values", e.as<DictExpr>().values, in);
       break;
-    case ExprKind::Set: pos(e); expr_list("elts", e.as<SetExpr>().elts, in); break;
+    case ExprKind::Set:
+      pos(e);
+      expr_list("elts", e.as<SetExpr>().elts, in);
+      break;
     case ExprKind::ListComp:
     case ExprKind::SetComp:
     case ExprKind::GeneratorExp: {
@@ -520,9 +537,18 @@ private:
       generators(c.generators, in);
       break;
     }
-    case ExprKind::Await: pos(e); child("value", e.as<AwaitExpr>().value, in); break;
-    case ExprKind::Yield: pos(e); child("value", e.as<YieldExpr>().value, in); break;
-    case ExprKind::YieldFrom: pos(e); child("value", e.as<YieldFromExpr>().value, in); break;
+    case ExprKind::Await:
+      pos(e);
+      child("value", e.as<AwaitExpr>().value, in);
+      break;
+    case ExprKind::Yield:
+      pos(e);
+      child("value", e.as<YieldExpr>().value, in);
+      break;
+    case ExprKind::YieldFrom:
+      pos(e);
+      child("value", e.as<YieldFromExpr>().value, in);
+      break;
     case ExprKind::Compare: {
       const auto &c = e.as<CompareExpr>();
       for (CmpOpKind op : c.ops) {
@@ -553,14 +579,25 @@ private:
       child("format_spec", f.format_spec, in);
       break;
     }
-    case ExprKind::JoinedStr: pos(e); expr_list("values", e.as<JoinedStrExpr>().values, in); break;
+    case ExprKind::JoinedStr:
+      pos(e);
+      expr_list("values", e.as<JoinedStrExpr>().values, in);
+      break;
     case ExprKind::Constant: {
       const auto &c = e.as<ConstantExpr>();
       switch (c.value_kind) {
-      case ConstantKind::None: out_ += " None"; break;
-      case ConstantKind::True: out_ += " True"; break;
-      case ConstantKind::False: out_ += " False"; break;
-      case ConstantKind::Ellipsis: out_ += " Ellipsis"; break;
+      case ConstantKind::None:
+        out_ += " None";
+        break;
+      case ConstantKind::True:
+        out_ += " True";
+        break;
+      case ConstantKind::False:
+        out_ += " False";
+        break;
+      case ConstantKind::Ellipsis:
+        out_ += " Ellipsis";
+        break;
       case ConstantKind::Int:
         out_ += " int ";
         if (c.int_overflow) {
@@ -570,10 +607,23 @@ private:
           out_ += std::to_string(c.int_value);
         }
         break;
-      case ConstantKind::Float: out_ += " float "; append_double(out_, c.float_value); break;
-      case ConstantKind::Imaginary: out_ += " complex "; append_double(out_, c.float_value); out_ += 'j'; break;
-      case ConstantKind::Str: out_ += " str "; append_repr(out_, c.text, false); break;
-      case ConstantKind::Bytes: out_ += " bytes "; append_repr(out_, c.text, true); break;
+      case ConstantKind::Float:
+        out_ += " float ";
+        append_double(out_, c.float_value);
+        break;
+      case ConstantKind::Imaginary:
+        out_ += " complex ";
+        append_double(out_, c.float_value);
+        out_ += 'j';
+        break;
+      case ConstantKind::Str:
+        out_ += " str ";
+        append_repr(out_, c.text, false);
+        break;
+      case ConstantKind::Bytes:
+        out_ += " bytes ";
+        append_repr(out_, c.text, true);
+        break;
       }
       pos(e);
       break;
@@ -595,15 +645,27 @@ private:
       child("slice", s.slice, in);
       break;
     }
-    case ExprKind::Starred: ctx(e.as<StarredExpr>().ctx); pos(e); child("value", e.as<StarredExpr>().value, in); break;
+    case ExprKind::Starred:
+      ctx(e.as<StarredExpr>().ctx);
+      pos(e);
+      child("value", e.as<StarredExpr>().value, in);
+      break;
     case ExprKind::Name:
       out_ += ' ';
       out_ += e.as<NameExpr>().id;
       ctx(e.as<NameExpr>().ctx);
       pos(e);
       break;
-    case ExprKind::List: ctx(e.as<ListExpr>().ctx); pos(e); expr_list("elts", e.as<ListExpr>().elts, in); break;
-    case ExprKind::Tuple: ctx(e.as<TupleExpr>().ctx); pos(e); expr_list("elts", e.as<TupleExpr>().elts, in); break;
+    case ExprKind::List:
+      ctx(e.as<ListExpr>().ctx);
+      pos(e);
+      expr_list("elts", e.as<ListExpr>().elts, in);
+      break;
+    case ExprKind::Tuple:
+      ctx(e.as<TupleExpr>().ctx);
+      pos(e);
+      expr_list("elts", e.as<TupleExpr>().elts, in);
+      break;
     case ExprKind::Slice: {
       const auto &s = e.as<SliceExpr>();
       pos(e);

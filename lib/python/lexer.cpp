@@ -17,9 +17,18 @@ bool is_newline(char c) { return c == '\n' || c == '\r'; }
 std::uint32_t decode_utf8(std::string_view text, std::uint32_t p, char32_t &cp) {
   auto b = static_cast<unsigned char>(text[p]);
   auto cont = [&](std::uint32_t i) { return static_cast<char32_t>(static_cast<unsigned char>(text[p + i]) & 0x3f); };
-  if (b < 0x80) { cp = b; return 1; }
-  if (b < 0xe0) { cp = (static_cast<char32_t>(b & 0x1f) << 6) | cont(1); return 2; }
-  if (b < 0xf0) { cp = (static_cast<char32_t>(b & 0x0f) << 12) | (cont(1) << 6) | cont(2); return 3; }
+  if (b < 0x80) {
+    cp = b;
+    return 1;
+  }
+  if (b < 0xe0) {
+    cp = (static_cast<char32_t>(b & 0x1f) << 6) | cont(1);
+    return 2;
+  }
+  if (b < 0xf0) {
+    cp = (static_cast<char32_t>(b & 0x0f) << 12) | (cont(1) << 6) | cont(2);
+    return 3;
+  }
   cp = (static_cast<char32_t>(b & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3);
   return 4;
 }
@@ -28,19 +37,17 @@ std::uint32_t decode_utf8(std::string_view text, std::uint32_t p, char32_t &cp) 
 // such a character `invalid non-printable character` rather than `invalid character`.
 bool is_non_printable(char32_t cp) {
   return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0xa0) || cp == 0xad || cp == 0x1680 ||
-         (cp >= 0x2000 && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x202f) ||
-         (cp >= 0x205f && cp <= 0x206f) || cp == 0x3000 || cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb) ||
-         (cp >= 0xe000 && cp <= 0xf8ff);
+         (cp >= 0x2000 && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x202f) || (cp >= 0x205f && cp <= 0x206f) ||
+         cp == 0x3000 || cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb) || (cp >= 0xe000 && cp <= 0xf8ff);
 }
 
 // Without the Unicode tables, punctuation and symbol blocks are what authors actually paste
 // into code (smart quotes, the euro sign, arrows, math operators): those are not identifier
 // characters; letters of every script are.
 bool is_symbol(char32_t cp) {
-  return (cp >= 0xa1 && cp <= 0xbf && cp != 0xaa && cp != 0xb5 && cp != 0xba) || cp == 0xd7 ||
-         cp == 0xf7 || (cp >= 0x2010 && cp <= 0x2027) || (cp >= 0x2030 && cp <= 0x205e) ||
-         (cp >= 0x2190 && cp <= 0x2bff) || (cp >= 0x20a0 && cp <= 0x20cf) ||
-         (cp >= 0x3001 && cp <= 0x3003) || (cp >= 0x3008 && cp <= 0x3020) ||
+  return (cp >= 0xa1 && cp <= 0xbf && cp != 0xaa && cp != 0xb5 && cp != 0xba) || cp == 0xd7 || cp == 0xf7 ||
+         (cp >= 0x2010 && cp <= 0x2027) || (cp >= 0x2030 && cp <= 0x205e) || (cp >= 0x2190 && cp <= 0x2bff) ||
+         (cp >= 0x20a0 && cp <= 0x20cf) || (cp >= 0x3001 && cp <= 0x3003) || (cp >= 0x3008 && cp <= 0x3020) ||
          (cp >= 0xff01 && cp <= 0xff0f) || (cp >= 0xff1a && cp <= 0xff20) || cp == 0xfffd;
 }
 
@@ -83,10 +90,14 @@ std::optional<LexError> check_utf8(std::string_view text, std::uint32_t begin, s
         bool valid = (c & 0xc0) == 0x80;
         // Overlong forms, surrogates and code points past U+10FFFF are invalid too.
         if (i == 1 && valid) {
-          if (b == 0xe0 && c < 0xa0) valid = false;
-          if (b == 0xed && c >= 0xa0) valid = false;
-          if (b == 0xf0 && c < 0x90) valid = false;
-          if (b == 0xf4 && c >= 0x90) valid = false;
+          if (b == 0xe0 && c < 0xa0)
+            valid = false;
+          if (b == 0xed && c >= 0xa0)
+            valid = false;
+          if (b == 0xf0 && c < 0x90)
+            valid = false;
+          if (b == 0xf4 && c >= 0x90)
+            valid = false;
         }
         if (!valid) {
           ok = false;
@@ -112,11 +123,28 @@ bool is_string_prefix(std::string_view word) {
   bool r = false, b = false, u = false, f = false;
   for (char c : word) {
     switch (c | 0x20) {
-    case 'r': if (r) return false; r = true; break;
-    case 'b': if (b) return false; b = true; break;
-    case 'u': if (u) return false; u = true; break;
-    case 'f': if (f) return false; f = true; break;
-    default: return false;
+    case 'r':
+      if (r)
+        return false;
+      r = true;
+      break;
+    case 'b':
+      if (b)
+        return false;
+      b = true;
+      break;
+    case 'u':
+      if (u)
+        return false;
+      u = true;
+      break;
+    case 'f':
+      if (f)
+        return false;
+      f = true;
+      break;
+    default:
+      return false;
     }
   }
   return !(u && word.size() > 1) && !(b && f);
@@ -385,16 +413,31 @@ std::optional<LexError> Lexer::verify_end_of_number(std::uint32_t p, const char 
   // `1if x else y` and friends tokenize (CPython only warns): a keyword that may follow a
   // number in valid code ends the number.
   char c = at(p);
-  auto follows = [&](std::string_view rest) { return text_.substr(p + 1, rest.size()) == rest && p + 1 + rest.size() <= end_; };
+  auto follows = [&](std::string_view rest) {
+    return text_.substr(p + 1, rest.size()) == rest && p + 1 + rest.size() <= end_;
+  };
   bool keyword = false;
   switch (c) {
-  case 'a': keyword = follows("nd"); break;
-  case 'e': keyword = follows("lse"); break;
-  case 'f': keyword = follows("or"); break;
-  case 'i': keyword = at(p + 1) == 'f' || at(p + 1) == 'n' || at(p + 1) == 's'; break;
-  case 'o': keyword = follows("r"); break;
-  case 'n': keyword = follows("ot"); break;
-  default: break;
+  case 'a':
+    keyword = follows("nd");
+    break;
+  case 'e':
+    keyword = follows("lse");
+    break;
+  case 'f':
+    keyword = follows("or");
+    break;
+  case 'i':
+    keyword = at(p + 1) == 'f' || at(p + 1) == 'n' || at(p + 1) == 's';
+    break;
+  case 'o':
+    keyword = follows("r");
+    break;
+  case 'n':
+    keyword = follows("ot");
+    break;
+  default:
+    break;
   }
   if (keyword)
     return std::nullopt;
@@ -527,14 +570,18 @@ std::optional<LexError> Lexer::operator_token(std::uint32_t start) {
     return k1;
   };
   switch (c) {
-  case '(': case '[': case '{': {
+  case '(':
+  case '[':
+  case '{': {
     if (brackets_.size() >= kMaxBracketDepth)
       return LexError{start, "too many nested parentheses"};
     brackets_.push_back({c, start});
     kind = c == '(' ? TokenKind::LParen : c == '[' ? TokenKind::LSquare : TokenKind::LBrace;
     break;
   }
-  case ')': case ']': case '}': {
+  case ')':
+  case ']':
+  case '}': {
     if (brackets_.empty()) {
       if (expression_mode_) {
         kind = TokenKind::ErrorChar;
@@ -544,7 +591,8 @@ std::optional<LexError> Lexer::operator_token(std::uint32_t start) {
     }
     OpenBracket open = brackets_.back();
     if (closing_for(open.ch) != c) {
-      std::string message = std::string("closing parenthesis '") + c + "' does not match opening parenthesis '" + open.ch + "'";
+      std::string message =
+          std::string("closing parenthesis '") + c + "' does not match opening parenthesis '" + open.ch + "'";
       std::uint32_t open_line = line_of(open.offset);
       if (open_line != line_of(start))
         message += " on line " + std::to_string(open_line);
@@ -554,9 +602,15 @@ std::optional<LexError> Lexer::operator_token(std::uint32_t start) {
     kind = c == ')' ? TokenKind::RParen : c == ']' ? TokenKind::RSquare : TokenKind::RBrace;
     break;
   }
-  case ':': kind = two('=', TokenKind::ColonEqual, TokenKind::Colon); break;
-  case ',': kind = TokenKind::Comma; break;
-  case ';': kind = TokenKind::Semi; break;
+  case ':':
+    kind = two('=', TokenKind::ColonEqual, TokenKind::Colon);
+    break;
+  case ',':
+    kind = TokenKind::Comma;
+    break;
+  case ';':
+    kind = TokenKind::Semi;
+    break;
   case '.':
     if (c1 == '.' && c2 == '.') {
       kind = TokenKind::Ellipsis;
@@ -565,7 +619,9 @@ std::optional<LexError> Lexer::operator_token(std::uint32_t start) {
       kind = TokenKind::Dot;
     }
     break;
-  case '+': kind = two('=', TokenKind::PlusEqual, TokenKind::Plus); break;
+  case '+':
+    kind = two('=', TokenKind::PlusEqual, TokenKind::Plus);
+    break;
   case '-':
     if (c1 == '>') {
       kind = TokenKind::Arrow;
@@ -590,14 +646,30 @@ std::optional<LexError> Lexer::operator_token(std::uint32_t start) {
       kind = two('=', TokenKind::SlashEqual, TokenKind::Slash);
     }
     break;
-  case '%': kind = two('=', TokenKind::PercentEqual, TokenKind::Percent); break;
-  case '@': kind = two('=', TokenKind::AtEqual, TokenKind::At); break;
-  case '|': kind = two('=', TokenKind::VBarEqual, TokenKind::VBar); break;
-  case '&': kind = two('=', TokenKind::AmperEqual, TokenKind::Amper); break;
-  case '^': kind = two('=', TokenKind::CircumflexEqual, TokenKind::Circumflex); break;
-  case '~': kind = TokenKind::Tilde; break;
-  case '=': kind = two('=', TokenKind::EqEqual, TokenKind::Equal); break;
-  case '!': kind = two('=', TokenKind::NotEqual, TokenKind::ErrorChar); break;
+  case '%':
+    kind = two('=', TokenKind::PercentEqual, TokenKind::Percent);
+    break;
+  case '@':
+    kind = two('=', TokenKind::AtEqual, TokenKind::At);
+    break;
+  case '|':
+    kind = two('=', TokenKind::VBarEqual, TokenKind::VBar);
+    break;
+  case '&':
+    kind = two('=', TokenKind::AmperEqual, TokenKind::Amper);
+    break;
+  case '^':
+    kind = two('=', TokenKind::CircumflexEqual, TokenKind::Circumflex);
+    break;
+  case '~':
+    kind = TokenKind::Tilde;
+    break;
+  case '=':
+    kind = two('=', TokenKind::EqEqual, TokenKind::Equal);
+    break;
+  case '!':
+    kind = two('=', TokenKind::NotEqual, TokenKind::ErrorChar);
+    break;
   case '<':
     if (c1 == '<') {
       kind = c2 == '=' ? TokenKind::LeftShiftEqual : TokenKind::LeftShift;
@@ -654,15 +726,15 @@ std::optional<LexError> tokenize_range(std::string_view text, std::uint32_t begi
 
 std::string_view token_spelling(TokenKind kind) {
   static constexpr std::array<std::string_view, static_cast<std::size_t>(TokenKind::KwYield) + 1> names = {
-      "ENDMARKER", "NEWLINE", "INDENT", "DEDENT", "NAME", "NUMBER", "STRING", "ERRORTOKEN",
-      "(", ")", "[", "]", "{", "}", ":", ",", ";", ".", "...", "->", ":=", "@", "=",
-      "+", "-", "*", "/", "//", "%", "**", "|", "&", "^", "~", "<<", ">>",
-      "<", ">", "==", "!=", "<=", ">=",
-      "+=", "-=", "*=", "/=", "//=", "%=", "**=", "|=", "&=", "^=", "<<=", ">>=", "@=",
-      "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
-      "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global",
-      "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return",
-      "try", "while", "with", "yield"};
+      "ENDMARKER", "NEWLINE", "INDENT", "DEDENT", "NAME",   "NUMBER",   "STRING", "ERRORTOKEN", "(",    ")",
+      "[",         "]",       "{",      "}",      ":",      ",",        ";",      ".",          "...",  "->",
+      ":=",        "@",       "=",      "+",      "-",      "*",        "/",      "//",         "%",    "**",
+      "|",         "&",       "^",      "~",      "<<",     ">>",       "<",      ">",          "==",   "!=",
+      "<=",        ">=",      "+=",     "-=",     "*=",     "/=",       "//=",    "%=",         "**=",  "|=",
+      "&=",        "^=",      "<<=",    ">>=",    "@=",     "False",    "None",   "True",       "and",  "as",
+      "assert",    "async",   "await",  "break",  "class",  "continue", "def",    "del",        "elif", "else",
+      "except",    "finally", "for",    "from",   "global", "if",       "import", "in",         "is",   "lambda",
+      "nonlocal",  "not",     "or",     "pass",   "raise",  "return",   "try",    "while",      "with", "yield"};
   return names[static_cast<std::size_t>(kind)];
 }
 
@@ -671,60 +743,96 @@ TokenKind keyword_kind(std::string_view w) {
   if (w.size() < 2 || w.size() > 8)
     return TokenKind::Name;
   switch (w[0]) {
-  case 'F': return w == "False" ? TokenKind::KwFalse : TokenKind::Name;
-  case 'N': return w == "None" ? TokenKind::KwNone : TokenKind::Name;
-  case 'T': return w == "True" ? TokenKind::KwTrue : TokenKind::Name;
+  case 'F':
+    return w == "False" ? TokenKind::KwFalse : TokenKind::Name;
+  case 'N':
+    return w == "None" ? TokenKind::KwNone : TokenKind::Name;
+  case 'T':
+    return w == "True" ? TokenKind::KwTrue : TokenKind::Name;
   case 'a':
-    if (w == "and") return TokenKind::KwAnd;
-    if (w == "as") return TokenKind::KwAs;
-    if (w == "assert") return TokenKind::KwAssert;
-    if (w == "async") return TokenKind::KwAsync;
-    if (w == "await") return TokenKind::KwAwait;
+    if (w == "and")
+      return TokenKind::KwAnd;
+    if (w == "as")
+      return TokenKind::KwAs;
+    if (w == "assert")
+      return TokenKind::KwAssert;
+    if (w == "async")
+      return TokenKind::KwAsync;
+    if (w == "await")
+      return TokenKind::KwAwait;
     return TokenKind::Name;
-  case 'b': return w == "break" ? TokenKind::KwBreak : TokenKind::Name;
+  case 'b':
+    return w == "break" ? TokenKind::KwBreak : TokenKind::Name;
   case 'c':
-    if (w == "class") return TokenKind::KwClass;
-    if (w == "continue") return TokenKind::KwContinue;
+    if (w == "class")
+      return TokenKind::KwClass;
+    if (w == "continue")
+      return TokenKind::KwContinue;
     return TokenKind::Name;
   case 'd':
-    if (w == "def") return TokenKind::KwDef;
-    if (w == "del") return TokenKind::KwDel;
+    if (w == "def")
+      return TokenKind::KwDef;
+    if (w == "del")
+      return TokenKind::KwDel;
     return TokenKind::Name;
   case 'e':
-    if (w == "elif") return TokenKind::KwElif;
-    if (w == "else") return TokenKind::KwElse;
-    if (w == "except") return TokenKind::KwExcept;
+    if (w == "elif")
+      return TokenKind::KwElif;
+    if (w == "else")
+      return TokenKind::KwElse;
+    if (w == "except")
+      return TokenKind::KwExcept;
     return TokenKind::Name;
   case 'f':
-    if (w == "finally") return TokenKind::KwFinally;
-    if (w == "for") return TokenKind::KwFor;
-    if (w == "from") return TokenKind::KwFrom;
+    if (w == "finally")
+      return TokenKind::KwFinally;
+    if (w == "for")
+      return TokenKind::KwFor;
+    if (w == "from")
+      return TokenKind::KwFrom;
     return TokenKind::Name;
-  case 'g': return w == "global" ? TokenKind::KwGlobal : TokenKind::Name;
+  case 'g':
+    return w == "global" ? TokenKind::KwGlobal : TokenKind::Name;
   case 'i':
-    if (w == "if") return TokenKind::KwIf;
-    if (w == "import") return TokenKind::KwImport;
-    if (w == "in") return TokenKind::KwIn;
-    if (w == "is") return TokenKind::KwIs;
+    if (w == "if")
+      return TokenKind::KwIf;
+    if (w == "import")
+      return TokenKind::KwImport;
+    if (w == "in")
+      return TokenKind::KwIn;
+    if (w == "is")
+      return TokenKind::KwIs;
     return TokenKind::Name;
-  case 'l': return w == "lambda" ? TokenKind::KwLambda : TokenKind::Name;
+  case 'l':
+    return w == "lambda" ? TokenKind::KwLambda : TokenKind::Name;
   case 'n':
-    if (w == "nonlocal") return TokenKind::KwNonlocal;
-    if (w == "not") return TokenKind::KwNot;
+    if (w == "nonlocal")
+      return TokenKind::KwNonlocal;
+    if (w == "not")
+      return TokenKind::KwNot;
     return TokenKind::Name;
-  case 'o': return w == "or" ? TokenKind::KwOr : TokenKind::Name;
-  case 'p': return w == "pass" ? TokenKind::KwPass : TokenKind::Name;
+  case 'o':
+    return w == "or" ? TokenKind::KwOr : TokenKind::Name;
+  case 'p':
+    return w == "pass" ? TokenKind::KwPass : TokenKind::Name;
   case 'r':
-    if (w == "raise") return TokenKind::KwRaise;
-    if (w == "return") return TokenKind::KwReturn;
+    if (w == "raise")
+      return TokenKind::KwRaise;
+    if (w == "return")
+      return TokenKind::KwReturn;
     return TokenKind::Name;
-  case 't': return w == "try" ? TokenKind::KwTry : TokenKind::Name;
+  case 't':
+    return w == "try" ? TokenKind::KwTry : TokenKind::Name;
   case 'w':
-    if (w == "while") return TokenKind::KwWhile;
-    if (w == "with") return TokenKind::KwWith;
+    if (w == "while")
+      return TokenKind::KwWhile;
+    if (w == "with")
+      return TokenKind::KwWith;
     return TokenKind::Name;
-  case 'y': return w == "yield" ? TokenKind::KwYield : TokenKind::Name;
-  default: return TokenKind::Name;
+  case 'y':
+    return w == "yield" ? TokenKind::KwYield : TokenKind::Name;
+  default:
+    return TokenKind::Name;
   }
 }
 

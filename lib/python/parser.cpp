@@ -22,18 +22,30 @@ enum class BlockOwner { Function, Class, If, Elif, Else, For, While, With, Try, 
 
 const char *block_owner_text(BlockOwner owner) {
   switch (owner) {
-  case BlockOwner::Function: return "function definition";
-  case BlockOwner::Class: return "class definition";
-  case BlockOwner::If: return "'if' statement";
-  case BlockOwner::Elif: return "'elif' statement";
-  case BlockOwner::Else: return "'else' statement";
-  case BlockOwner::For: return "'for' statement";
-  case BlockOwner::While: return "'while' statement";
-  case BlockOwner::With: return "'with' statement";
-  case BlockOwner::Try: return "'try' statement";
-  case BlockOwner::Except: return "'except' statement";
-  case BlockOwner::ExceptStar: return "'except*' statement";
-  case BlockOwner::Finally: return "'finally' statement";
+  case BlockOwner::Function:
+    return "function definition";
+  case BlockOwner::Class:
+    return "class definition";
+  case BlockOwner::If:
+    return "'if' statement";
+  case BlockOwner::Elif:
+    return "'elif' statement";
+  case BlockOwner::Else:
+    return "'else' statement";
+  case BlockOwner::For:
+    return "'for' statement";
+  case BlockOwner::While:
+    return "'while' statement";
+  case BlockOwner::With:
+    return "'with' statement";
+  case BlockOwner::Try:
+    return "'try' statement";
+  case BlockOwner::Except:
+    return "'except' statement";
+  case BlockOwner::ExceptStar:
+    return "'except*' statement";
+  case BlockOwner::Finally:
+    return "'finally' statement";
   }
   return "statement";
 }
@@ -41,83 +53,179 @@ const char *block_owner_text(BlockOwner owner) {
 /// CPython's _PyPegen_get_expr_name: how messages name an expression.
 const char *expr_description(const Expr &e) {
   switch (e.kind) {
-  case ExprKind::Attribute: return "attribute";
-  case ExprKind::Subscript: return "subscript";
-  case ExprKind::Starred: return "starred";
-  case ExprKind::Name: return "name";
-  case ExprKind::List: return "list";
-  case ExprKind::Tuple: return "tuple";
-  case ExprKind::Lambda: return "lambda";
-  case ExprKind::Call: return "function call";
-  case ExprKind::BoolOp: case ExprKind::BinOp: case ExprKind::UnaryOp: return "expression";
-  case ExprKind::GeneratorExp: return "generator expression";
-  case ExprKind::Yield: case ExprKind::YieldFrom: return "yield expression";
-  case ExprKind::Await: return "await expression";
-  case ExprKind::ListComp: return "list comprehension";
-  case ExprKind::SetComp: return "set comprehension";
-  case ExprKind::DictComp: return "dict comprehension";
-  case ExprKind::Dict: return "dict literal";
-  case ExprKind::Set: return "set display";
-  case ExprKind::JoinedStr: case ExprKind::FormattedValue: return "f-string expression";
+  case ExprKind::Attribute:
+    return "attribute";
+  case ExprKind::Subscript:
+    return "subscript";
+  case ExprKind::Starred:
+    return "starred";
+  case ExprKind::Name:
+    return "name";
+  case ExprKind::List:
+    return "list";
+  case ExprKind::Tuple:
+    return "tuple";
+  case ExprKind::Lambda:
+    return "lambda";
+  case ExprKind::Call:
+    return "function call";
+  case ExprKind::BoolOp:
+  case ExprKind::BinOp:
+  case ExprKind::UnaryOp:
+    return "expression";
+  case ExprKind::GeneratorExp:
+    return "generator expression";
+  case ExprKind::Yield:
+  case ExprKind::YieldFrom:
+    return "yield expression";
+  case ExprKind::Await:
+    return "await expression";
+  case ExprKind::ListComp:
+    return "list comprehension";
+  case ExprKind::SetComp:
+    return "set comprehension";
+  case ExprKind::DictComp:
+    return "dict comprehension";
+  case ExprKind::Dict:
+    return "dict literal";
+  case ExprKind::Set:
+    return "set display";
+  case ExprKind::JoinedStr:
+  case ExprKind::FormattedValue:
+    return "f-string expression";
   case ExprKind::Constant:
     switch (e.as<ConstantExpr>().value_kind) {
-    case ConstantKind::None: return "None";
-    case ConstantKind::True: return "True";
-    case ConstantKind::False: return "False";
-    case ConstantKind::Ellipsis: return "ellipsis";
-    default: return "literal";
+    case ConstantKind::None:
+      return "None";
+    case ConstantKind::True:
+      return "True";
+    case ConstantKind::False:
+      return "False";
+    case ConstantKind::Ellipsis:
+      return "ellipsis";
+    default:
+      return "literal";
     }
-  case ExprKind::Compare: return "comparison";
-  case ExprKind::IfExp: return "conditional expression";
-  case ExprKind::NamedExpr: return "named expression";
-  case ExprKind::Slice: return "slice";
+  case ExprKind::Compare:
+    return "comparison";
+  case ExprKind::IfExp:
+    return "conditional expression";
+  case ExprKind::NamedExpr:
+    return "named expression";
+  case ExprKind::Slice:
+    return "slice";
   }
   return "expression";
 }
 
 bool is_augassign(TK k, BinOpKind &op) {
   switch (k) {
-  case TK::PlusEqual: op = BinOpKind::Add; return true;
-  case TK::MinusEqual: op = BinOpKind::Sub; return true;
-  case TK::StarEqual: op = BinOpKind::Mult; return true;
-  case TK::AtEqual: op = BinOpKind::MatMult; return true;
-  case TK::SlashEqual: op = BinOpKind::Div; return true;
-  case TK::PercentEqual: op = BinOpKind::Mod; return true;
-  case TK::AmperEqual: op = BinOpKind::BitAnd; return true;
-  case TK::VBarEqual: op = BinOpKind::BitOr; return true;
-  case TK::CircumflexEqual: op = BinOpKind::BitXor; return true;
-  case TK::LeftShiftEqual: op = BinOpKind::LShift; return true;
-  case TK::RightShiftEqual: op = BinOpKind::RShift; return true;
-  case TK::DoubleStarEqual: op = BinOpKind::Pow; return true;
-  case TK::DoubleSlashEqual: op = BinOpKind::FloorDiv; return true;
-  default: return false;
+  case TK::PlusEqual:
+    op = BinOpKind::Add;
+    return true;
+  case TK::MinusEqual:
+    op = BinOpKind::Sub;
+    return true;
+  case TK::StarEqual:
+    op = BinOpKind::Mult;
+    return true;
+  case TK::AtEqual:
+    op = BinOpKind::MatMult;
+    return true;
+  case TK::SlashEqual:
+    op = BinOpKind::Div;
+    return true;
+  case TK::PercentEqual:
+    op = BinOpKind::Mod;
+    return true;
+  case TK::AmperEqual:
+    op = BinOpKind::BitAnd;
+    return true;
+  case TK::VBarEqual:
+    op = BinOpKind::BitOr;
+    return true;
+  case TK::CircumflexEqual:
+    op = BinOpKind::BitXor;
+    return true;
+  case TK::LeftShiftEqual:
+    op = BinOpKind::LShift;
+    return true;
+  case TK::RightShiftEqual:
+    op = BinOpKind::RShift;
+    return true;
+  case TK::DoubleStarEqual:
+    op = BinOpKind::Pow;
+    return true;
+  case TK::DoubleSlashEqual:
+    op = BinOpKind::FloorDiv;
+    return true;
+  default:
+    return false;
   }
 }
 
 /// Binary operator precedence from `|` (1) to `*` (6); 0 for anything else.
 int binary_precedence(TK k, BinOpKind &op) {
   switch (k) {
-  case TK::VBar: op = BinOpKind::BitOr; return 1;
-  case TK::Circumflex: op = BinOpKind::BitXor; return 2;
-  case TK::Amper: op = BinOpKind::BitAnd; return 3;
-  case TK::LeftShift: op = BinOpKind::LShift; return 4;
-  case TK::RightShift: op = BinOpKind::RShift; return 4;
-  case TK::Plus: op = BinOpKind::Add; return 5;
-  case TK::Minus: op = BinOpKind::Sub; return 5;
-  case TK::Star: op = BinOpKind::Mult; return 6;
-  case TK::Slash: op = BinOpKind::Div; return 6;
-  case TK::DoubleSlash: op = BinOpKind::FloorDiv; return 6;
-  case TK::Percent: op = BinOpKind::Mod; return 6;
-  case TK::At: op = BinOpKind::MatMult; return 6;
-  default: return 0;
+  case TK::VBar:
+    op = BinOpKind::BitOr;
+    return 1;
+  case TK::Circumflex:
+    op = BinOpKind::BitXor;
+    return 2;
+  case TK::Amper:
+    op = BinOpKind::BitAnd;
+    return 3;
+  case TK::LeftShift:
+    op = BinOpKind::LShift;
+    return 4;
+  case TK::RightShift:
+    op = BinOpKind::RShift;
+    return 4;
+  case TK::Plus:
+    op = BinOpKind::Add;
+    return 5;
+  case TK::Minus:
+    op = BinOpKind::Sub;
+    return 5;
+  case TK::Star:
+    op = BinOpKind::Mult;
+    return 6;
+  case TK::Slash:
+    op = BinOpKind::Div;
+    return 6;
+  case TK::DoubleSlash:
+    op = BinOpKind::FloorDiv;
+    return 6;
+  case TK::Percent:
+    op = BinOpKind::Mod;
+    return 6;
+  case TK::At:
+    op = BinOpKind::MatMult;
+    return 6;
+  default:
+    return 0;
   }
 }
 
 bool starts_expression(TK k) {
   switch (k) {
-  case TK::Name: case TK::Number: case TK::String: case TK::LParen: case TK::LSquare: case TK::LBrace:
-  case TK::Minus: case TK::Plus: case TK::Tilde: case TK::KwNot: case TK::KwLambda: case TK::KwAwait:
-  case TK::KwNone: case TK::KwTrue: case TK::KwFalse: case TK::Ellipsis:
+  case TK::Name:
+  case TK::Number:
+  case TK::String:
+  case TK::LParen:
+  case TK::LSquare:
+  case TK::LBrace:
+  case TK::Minus:
+  case TK::Plus:
+  case TK::Tilde:
+  case TK::KwNot:
+  case TK::KwLambda:
+  case TK::KwAwait:
+  case TK::KwNone:
+  case TK::KwTrue:
+  case TK::KwFalse:
+  case TK::Ellipsis:
     return true;
   default:
     return false;
@@ -143,9 +251,12 @@ void append_utf8(std::string &out, char32_t cp) {
 }
 
 int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
   return -1;
 }
 
@@ -402,15 +513,33 @@ StmtList Parser::parse_file(const TokenStream &stream) {
 void Parser::parse_statement(std::size_t) {
   std::uint32_t begin = tok().begin;
   switch (kind()) {
-  case TK::KwDef: push(parse_function_def(begin, {})); return;
-  case TK::At: push(parse_decorated()); return;
-  case TK::KwClass: push(parse_class_def(begin, {})); return;
-  case TK::KwIf: push(parse_if(BlockOwner::If)); return;
-  case TK::KwFor: push(parse_for()); return;
-  case TK::KwWhile: push(parse_while()); return;
-  case TK::KwWith: push(parse_with()); return;
-  case TK::KwTry: push(parse_try()); return;
-  default: parse_simple_statements(); return;
+  case TK::KwDef:
+    push(parse_function_def(begin, {}));
+    return;
+  case TK::At:
+    push(parse_decorated());
+    return;
+  case TK::KwClass:
+    push(parse_class_def(begin, {}));
+    return;
+  case TK::KwIf:
+    push(parse_if(BlockOwner::If));
+    return;
+  case TK::KwFor:
+    push(parse_for());
+    return;
+  case TK::KwWhile:
+    push(parse_while());
+    return;
+  case TK::KwWith:
+    push(parse_with());
+    return;
+  case TK::KwTry:
+    push(parse_try());
+    return;
+  default:
+    parse_simple_statements();
+    return;
   }
 }
 
@@ -462,9 +591,15 @@ StmtList Parser::parse_block(BlockOwner owner, std::uint32_t owner_offset) {
 Stmt *Parser::parse_simple_statement() {
   std::uint32_t begin = tok().begin;
   switch (kind()) {
-  case TK::KwPass: advance(); return node_from<PassStmt>(begin);
-  case TK::KwBreak: advance(); return node_from<BreakStmt>(begin);
-  case TK::KwContinue: advance(); return node_from<ContinueStmt>(begin);
+  case TK::KwPass:
+    advance();
+    return node_from<PassStmt>(begin);
+  case TK::KwBreak:
+    advance();
+    return node_from<BreakStmt>(begin);
+  case TK::KwContinue:
+    advance();
+    return node_from<ContinueStmt>(begin);
   case TK::KwReturn: {
     advance();
     Expr *value = starts_expression(kind()) || at(TK::Star) ? parse_star_expressions() : nullptr;
@@ -531,9 +666,12 @@ Stmt *Parser::parse_simple_statement() {
     s->names = names;
     return s;
   }
-  case TK::KwImport: return parse_import();
-  case TK::KwFrom: return parse_from_import();
-  default: return parse_expression_statement();
+  case TK::KwImport:
+    return parse_import();
+  case TK::KwFrom:
+    return parse_from_import();
+  default:
+    return parse_expression_statement();
   }
 }
 
@@ -551,7 +689,8 @@ Stmt *Parser::parse_expression_statement() {
   BinOpKind op;
   if (at(TK::Colon)) {
     if (first->kind == ExprKind::Tuple || first->kind == ExprKind::List)
-      fail(first->range.begin.offset, std::string("only single target (not ") + expr_description(*first) + ") can be annotated");
+      fail(first->range.begin.offset,
+           std::string("only single target (not ") + expr_description(*first) + ") can be annotated");
     if (first->kind != ExprKind::Name && first->kind != ExprKind::Attribute && first->kind != ExprKind::Subscript)
       fail(first->range.begin.offset, "illegal target for annotation");
     advance();
@@ -595,15 +734,14 @@ Stmt *Parser::parse_expression_statement() {
       const Expr *bad = invalid_target(target, ExprContext::Store);
       if (!bad)
         continue;
-      bool bitwise_or_level = target->kind != ExprKind::Compare && target->kind != ExprKind::BoolOp &&
-                              target->kind != ExprKind::IfExp && target->kind != ExprKind::Lambda &&
-                              target->kind != ExprKind::Tuple && target->kind != ExprKind::List &&
-                              target->kind != ExprKind::GeneratorExp && target->kind != ExprKind::Starred &&
-                              !(target->kind == ExprKind::UnaryOp && target->as<UnaryOpExpr>().op == UnaryOpKind::Not) &&
-                              !(target->kind == ExprKind::Constant &&
-                                (target->as<ConstantExpr>().value_kind == ConstantKind::None ||
-                                 target->as<ConstantExpr>().value_kind == ConstantKind::True ||
-                                 target->as<ConstantExpr>().value_kind == ConstantKind::False));
+      bool bitwise_or_level =
+          target->kind != ExprKind::Compare && target->kind != ExprKind::BoolOp && target->kind != ExprKind::IfExp &&
+          target->kind != ExprKind::Lambda && target->kind != ExprKind::Tuple && target->kind != ExprKind::List &&
+          target->kind != ExprKind::GeneratorExp && target->kind != ExprKind::Starred &&
+          !(target->kind == ExprKind::UnaryOp && target->as<UnaryOpExpr>().op == UnaryOpKind::Not) &&
+          !(target->kind == ExprKind::Constant && (target->as<ConstantExpr>().value_kind == ConstantKind::None ||
+                                                   target->as<ConstantExpr>().value_kind == ConstantKind::True ||
+                                                   target->as<ConstantExpr>().value_kind == ConstantKind::False));
       if (i == 0 && count == 1 && bitwise_or_level)
         fail(target->range.begin.offset, std::string("cannot assign to ") + expr_description(*target) +
                                              " here. Maybe you meant '==' instead of '='?");
@@ -1082,9 +1220,15 @@ Stmt *Parser::parse_from_import() {
 /// the valid ones on the way.
 const Expr *Parser::invalid_target(Expr *e, ExprContext ctx) {
   switch (e->kind) {
-  case ExprKind::Name: e->as<NameExpr>().ctx = ctx; return nullptr;
-  case ExprKind::Attribute: e->as<AttributeExpr>().ctx = ctx; return nullptr;
-  case ExprKind::Subscript: e->as<SubscriptExpr>().ctx = ctx; return nullptr;
+  case ExprKind::Name:
+    e->as<NameExpr>().ctx = ctx;
+    return nullptr;
+  case ExprKind::Attribute:
+    e->as<AttributeExpr>().ctx = ctx;
+    return nullptr;
+  case ExprKind::Subscript:
+    e->as<SubscriptExpr>().ctx = ctx;
+    return nullptr;
   case ExprKind::Starred:
     if (ctx == ExprContext::Del)
       return e;
@@ -1217,12 +1361,13 @@ void Parser::check_equal_in_condition(const Expr *condition) {
     return;
   if (condition->kind == ExprKind::Name)
     fail(condition->range.begin.offset, "invalid syntax. Maybe you meant '==' or ':=' instead of '='?");
-  if (condition->kind != ExprKind::Compare && condition->kind != ExprKind::BoolOp && condition->kind != ExprKind::IfExp &&
-      condition->kind != ExprKind::Lambda && condition->kind != ExprKind::Tuple && condition->kind != ExprKind::List &&
-      condition->kind != ExprKind::GeneratorExp && condition->kind != ExprKind::NamedExpr &&
+  if (condition->kind != ExprKind::Compare && condition->kind != ExprKind::BoolOp &&
+      condition->kind != ExprKind::IfExp && condition->kind != ExprKind::Lambda && condition->kind != ExprKind::Tuple &&
+      condition->kind != ExprKind::List && condition->kind != ExprKind::GeneratorExp &&
+      condition->kind != ExprKind::NamedExpr &&
       !(condition->kind == ExprKind::UnaryOp && condition->as<UnaryOpExpr>().op == UnaryOpKind::Not))
-    fail(condition->range.begin.offset,
-         std::string("cannot assign to ") + expr_description(*condition) + " here. Maybe you meant '==' instead of '='?");
+    fail(condition->range.begin.offset, std::string("cannot assign to ") + expr_description(*condition) +
+                                            " here. Maybe you meant '==' instead of '='?");
   fail_here();
 }
 
@@ -1240,7 +1385,8 @@ Expr *Parser::parse_expression() {
   e->body = body;
   e->test = parse_disjunction();
   if (!accept(TK::KwElse)) {
-    if (at(TK::Newline) || at(TK::EndOfFile) || at(TK::RParen) || at(TK::RSquare) || at(TK::RBrace) || at(TK::Comma) || at(TK::Semi))
+    if (at(TK::Newline) || at(TK::EndOfFile) || at(TK::RParen) || at(TK::RSquare) || at(TK::RBrace) || at(TK::Comma) ||
+        at(TK::Semi))
       fail(begin, "expected 'else' after 'if' expression");
     fail_here();
   }
@@ -1317,20 +1463,37 @@ Expr *Parser::parse_comparison() {
   for (;;) {
     CmpOpKind op;
     switch (kind()) {
-    case TK::EqEqual: op = CmpOpKind::Eq; break;
-    case TK::NotEqual: op = CmpOpKind::NotEq; break;
-    case TK::Less: op = CmpOpKind::Lt; break;
-    case TK::LessEqual: op = CmpOpKind::LtE; break;
-    case TK::Greater: op = CmpOpKind::Gt; break;
-    case TK::GreaterEqual: op = CmpOpKind::GtE; break;
-    case TK::KwIn: op = CmpOpKind::In; break;
-    case TK::KwIs: op = peek().kind == TK::KwNot ? CmpOpKind::IsNot : CmpOpKind::Is; break;
+    case TK::EqEqual:
+      op = CmpOpKind::Eq;
+      break;
+    case TK::NotEqual:
+      op = CmpOpKind::NotEq;
+      break;
+    case TK::Less:
+      op = CmpOpKind::Lt;
+      break;
+    case TK::LessEqual:
+      op = CmpOpKind::LtE;
+      break;
+    case TK::Greater:
+      op = CmpOpKind::Gt;
+      break;
+    case TK::GreaterEqual:
+      op = CmpOpKind::GtE;
+      break;
+    case TK::KwIn:
+      op = CmpOpKind::In;
+      break;
+    case TK::KwIs:
+      op = peek().kind == TK::KwNot ? CmpOpKind::IsNot : CmpOpKind::Is;
+      break;
     case TK::KwNot:
       if (peek().kind != TK::KwIn)
         goto done;
       op = CmpOpKind::NotIn;
       break;
-    default: goto done;
+    default:
+      goto done;
     }
     advance();
     if (op == CmpOpKind::IsNot || op == CmpOpKind::NotIn)
@@ -1377,10 +1540,17 @@ Expr *Parser::parse_factor() {
   DepthGuard guard(*this);
   UnaryOpKind op;
   switch (kind()) {
-  case TK::Plus: op = UnaryOpKind::UAdd; break;
-  case TK::Minus: op = UnaryOpKind::USub; break;
-  case TK::Tilde: op = UnaryOpKind::Invert; break;
-  default: return parse_power();
+  case TK::Plus:
+    op = UnaryOpKind::UAdd;
+    break;
+  case TK::Minus:
+    op = UnaryOpKind::USub;
+    break;
+  case TK::Tilde:
+    op = UnaryOpKind::Invert;
+    break;
+  default:
+    return parse_power();
   }
   std::uint32_t begin = tok().begin;
   advance();
@@ -1436,9 +1606,14 @@ Expr *Parser::parse_primary() {
       e = a;
       break;
     }
-    case TK::LParen: e = parse_call(e); break;
-    case TK::LSquare: e = parse_subscript(e); break;
-    default: return e;
+    case TK::LParen:
+      e = parse_call(e);
+      break;
+    case TK::LSquare:
+      e = parse_subscript(e);
+      break;
+    default:
+      return e;
     }
   }
 }
@@ -1636,19 +1811,31 @@ Expr *Parser::parse_atom() {
     n->id = intern(tok_text(t));
     return n;
   }
-  case TK::Number: advance(); return parse_number(t);
-  case TK::String: return parse_strings();
-  case TK::KwTrue: case TK::KwFalse: case TK::KwNone: case TK::Ellipsis: {
+  case TK::Number:
+    advance();
+    return parse_number(t);
+  case TK::String:
+    return parse_strings();
+  case TK::KwTrue:
+  case TK::KwFalse:
+  case TK::KwNone:
+  case TK::Ellipsis: {
     advance();
     auto *c = node<ConstantExpr>(t.begin, t.end);
-    c->value_kind = t.kind == TK::KwTrue ? ConstantKind::True : t.kind == TK::KwFalse ? ConstantKind::False
-                    : t.kind == TK::KwNone ? ConstantKind::None : ConstantKind::Ellipsis;
+    c->value_kind = t.kind == TK::KwTrue    ? ConstantKind::True
+                    : t.kind == TK::KwFalse ? ConstantKind::False
+                    : t.kind == TK::KwNone  ? ConstantKind::None
+                                            : ConstantKind::Ellipsis;
     return c;
   }
-  case TK::LParen: return parse_paren();
-  case TK::LSquare: return parse_list_display();
-  case TK::LBrace: return parse_brace_display();
-  default: fail_here();
+  case TK::LParen:
+    return parse_paren();
+  case TK::LSquare:
+    return parse_list_display();
+  case TK::LBrace:
+    return parse_brace_display();
+  default:
+    fail_here();
   }
 }
 
@@ -1917,10 +2104,12 @@ StringPiece Parser::string_piece(const Token &t) const {
 }
 
 /// Decodes the escapes of a non-f-string body (or an f-string's literal run) into `out`.
-void Parser::decode_body(const StringPiece &piece, std::uint32_t begin, std::uint32_t end, const Token &t, std::string &out) {
+void Parser::decode_body(const StringPiece &piece, std::uint32_t begin, std::uint32_t end, const Token &t,
+                         std::string &out) {
   auto unicode_error = [&](std::uint32_t from, std::uint32_t to, const char *what) {
     std::string message = std::string("(unicode error) 'unicodeescape' codec can't decode bytes in position ") +
-                          std::to_string(from - piece.body_begin) + "-" + std::to_string(to - piece.body_begin) + ": " + what;
+                          std::to_string(from - piece.body_begin) + "-" + std::to_string(to - piece.body_begin) + ": " +
+                          what;
     if (piece.bytes)
       message = std::string("(value error) invalid \\x escape at position ") + std::to_string(from - piece.body_begin);
     fail(t.end, message);
@@ -1966,19 +2155,50 @@ void Parser::decode_body(const StringPiece &piece, std::uint32_t begin, std::uin
     }
     char e = text_[p++];
     switch (e) {
-    case '\n': break;
-    case '\r': if (p < end && text_[p] == '\n') ++p; break;
-    case '\\': out += '\\'; break;
-    case '\'': out += '\''; break;
-    case '"': out += '"'; break;
-    case 'a': out += '\a'; break;
-    case 'b': out += '\b'; break;
-    case 'f': out += '\f'; break;
-    case 'n': out += '\n'; break;
-    case 'r': out += '\r'; break;
-    case 't': out += '\t'; break;
-    case 'v': out += '\v'; break;
-    case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': {
+    case '\n':
+      break;
+    case '\r':
+      if (p < end && text_[p] == '\n')
+        ++p;
+      break;
+    case '\\':
+      out += '\\';
+      break;
+    case '\'':
+      out += '\'';
+      break;
+    case '"':
+      out += '"';
+      break;
+    case 'a':
+      out += '\a';
+      break;
+    case 'b':
+      out += '\b';
+      break;
+    case 'f':
+      out += '\f';
+      break;
+    case 'n':
+      out += '\n';
+      break;
+    case 'r':
+      out += '\r';
+      break;
+    case 't':
+      out += '\t';
+      break;
+    case 'v':
+      out += '\v';
+      break;
+    case '0':
+    case '1':
+    case '2':
+    case '3':
+    case '4':
+    case '5':
+    case '6':
+    case '7': {
       unsigned value = static_cast<unsigned>(e - '0');
       for (int i = 0; i < 2 && p < end && text_[p] >= '0' && text_[p] <= '7'; ++i)
         value = value * 8 + static_cast<unsigned>(text_[p++] - '0');
@@ -1988,7 +2208,9 @@ void Parser::decode_body(const StringPiece &piece, std::uint32_t begin, std::uin
         append_utf8(out, value);
       break;
     }
-    case 'x': case 'u': case 'U': {
+    case 'x':
+    case 'u':
+    case 'U': {
       if (piece.bytes && e != 'x') {
         out += '\\';
         out += e;
@@ -2000,7 +2222,9 @@ void Parser::decode_body(const StringPiece &piece, std::uint32_t begin, std::uin
         int h = p < end ? hex_value(text_[p]) : -1;
         if (h < 0)
           unicode_error(esc, p - 1 < esc + 1 ? esc + 1 : p - 1,
-                        e == 'x' ? "truncated \\xXX escape" : e == 'u' ? "truncated \\uXXXX escape" : "truncated \\UXXXXXXXX escape");
+                        e == 'x'   ? "truncated \\xXX escape"
+                        : e == 'u' ? "truncated \\uXXXX escape"
+                                   : "truncated \\UXXXXXXXX escape");
         value = value * 16 + static_cast<char32_t>(h);
         ++p;
       }
@@ -2127,7 +2351,8 @@ std::uint32_t Parser::parse_fstring_field(const StringPiece &piece, std::uint32_
       }
       char open = brackets[--depth];
       if ((open == '(' && c != ')') || (open == '[' && c != ']') || (open == '{' && c != '}'))
-        fail(q, std::string("f-string: closing parenthesis '") + c + "' does not match opening parenthesis '" + open + "'");
+        fail(q, std::string("f-string: closing parenthesis '") + c + "' does not match opening parenthesis '" + open +
+                    "'");
       continue;
     }
     if (depth > 0)
@@ -2315,7 +2540,9 @@ void build_module_view(Module &module) {
       }
       break;
     }
-    case StmtKind::FunctionDef: module.functions.push_back(&s->as<FunctionDefStmt>()); break;
+    case StmtKind::FunctionDef:
+      module.functions.push_back(&s->as<FunctionDefStmt>());
+      break;
     case StmtKind::Assign: {
       const auto &assign = s->as<AssignStmt>();
       for (const Expr *t : assign.targets)
@@ -2329,7 +2556,8 @@ void build_module_view(Module &module) {
         module.constants.push_back(ModuleConstant{assign.target->as<NameExpr>().id, assign.value, s});
       break;
     }
-    default: break;
+    default:
+      break;
     }
   }
 }

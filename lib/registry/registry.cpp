@@ -74,8 +74,8 @@ public:
     if (const JsonValue *v = root.find("nkicc_registry")) {
       JsonPointer p = pointer_append(kRoot, "nkicc_registry");
       if (auto version = integer(*v, p); version && *version != kRegistryVersion)
-        error(*v, p, fmt::format("unsupported registry version {}; this nkicc reads version {}", *version,
-                                 kRegistryVersion));
+        error(*v, p,
+              fmt::format("unsupported registry version {}; this nkicc reads version {}", *version, kRegistryVersion));
     } else {
       error(root, kRoot, "missing required field 'nkicc_registry' (the registry format version, 1)");
     }
@@ -140,7 +140,8 @@ private:
           Diagnostic d;
           d.error_class = ErrorClass::IO;
           d.loc = s->loc;
-          d.message = fmt::format("{}: cannot read kernel source {}: {}", p.str(), quote_for_message(e.source, 256), why);
+          d.message =
+              fmt::format("{}: cannot read kernel source {}: {}", p.str(), quote_for_message(e.source, 256), why);
           d.id = kId;
           report(std::move(d));
           ok = false;
@@ -235,8 +236,8 @@ private:
       if (std::find(kArgForms.begin(), kArgForms.end(), member.first.text) == kArgForms.end())
         continue;
       if (form) {
-        error(member.first, ptr, fmt::format("an argument has one form, found both '{}' and '{}'", form->first.text,
-                                             member.first.text));
+        error(member.first, ptr,
+              fmt::format("an argument has one form, found both '{}' and '{}'", form->first.text, member.first.text));
         return std::nullopt;
       }
       form = &member;
@@ -269,8 +270,9 @@ private:
       if (!expect(value, Kind::Array, p, "[result index, dimension] (an array of two integers)"))
         return std::nullopt;
       if (value.items.size() != 2) {
-        error(value, p, fmt::format("expected [result index, dimension], found {} item{}", value.items.size(),
-                                    value.items.size() == 1 ? "" : "s"));
+        error(value, p,
+              fmt::format("expected [result index, dimension], found {} item{}", value.items.size(),
+                          value.items.size() == 1 ? "" : "s"));
         return std::nullopt;
       }
       auto r = index(value.items[0], pointer_append(p, std::size_t{0}), "a result index");

@@ -13,13 +13,20 @@ struct DTypeInfo {
 };
 
 constexpr std::array<DTypeInfo, 14> kDTypes = {{
-    {DType::Float32, "float32", 4},       {DType::Float16, "float16", 2},
-    {DType::BFloat16, "bfloat16", 2},     {DType::TFloat32, "tfloat32", 4},
-    {DType::Float8E4M3, "float8_e4m3", 1}, {DType::Float8E4M3FN, "float8_e4m3fn", 1},
-    {DType::Float8E5M2, "float8_e5m2", 1}, {DType::Int8, "int8", 1},
-    {DType::Int16, "int16", 2},           {DType::Int32, "int32", 4},
-    {DType::UInt8, "uint8", 1},           {DType::UInt16, "uint16", 2},
-    {DType::UInt32, "uint32", 4},         {DType::Bool, "bool", 1},
+    {DType::Float32, "float32", 4},
+    {DType::Float16, "float16", 2},
+    {DType::BFloat16, "bfloat16", 2},
+    {DType::TFloat32, "tfloat32", 4},
+    {DType::Float8E4M3, "float8_e4m3", 1},
+    {DType::Float8E4M3FN, "float8_e4m3fn", 1},
+    {DType::Float8E5M2, "float8_e5m2", 1},
+    {DType::Int8, "int8", 1},
+    {DType::Int16, "int16", 2},
+    {DType::Int32, "int32", 4},
+    {DType::UInt8, "uint8", 1},
+    {DType::UInt16, "uint16", 2},
+    {DType::UInt32, "uint32", 4},
+    {DType::Bool, "bool", 1},
 }};
 
 const DTypeInfo &info(DType d) { return kDTypes[static_cast<std::size_t>(d)]; }

@@ -121,7 +121,8 @@ bool write_file_atomically(const std::string &path, std::string_view data, std::
 bool same_file(const std::string &a, const std::string &b) {
   if (a == "-" || b == "-" || a.empty() || b.empty())
     return false;
-  struct stat sa {}, sb {};
+  struct stat sa {
+  }, sb{};
   bool has_a = ::stat(a.c_str(), &sa) == 0;
   bool has_b = ::stat(b.c_str(), &sb) == 0;
   if (has_a && has_b)

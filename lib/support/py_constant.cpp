@@ -23,14 +23,22 @@ bool PyConstant::hashable() const {
 
 const char *PyConstant::type_name() const {
   switch (kind) {
-  case Kind::None: return "NoneType";
-  case Kind::Bool: return "bool";
-  case Kind::Int: return "int";
-  case Kind::Float: return "float";
-  case Kind::Str: return "str";
-  case Kind::Tuple: return "tuple";
-  case Kind::List: return "list";
-  case Kind::Dict: return "dict";
+  case Kind::None:
+    return "NoneType";
+  case Kind::Bool:
+    return "bool";
+  case Kind::Int:
+    return "int";
+  case Kind::Float:
+    return "float";
+  case Kind::Str:
+    return "str";
+  case Kind::Tuple:
+    return "tuple";
+  case Kind::List:
+    return "list";
+  case Kind::Dict:
+    return "dict";
   }
   return "object";
 }

@@ -132,11 +132,15 @@ Value builtin_int(Interpreter &, CallArgs &args) {
   }
   switch (v.kind) {
   case K::Int:
-  case K::Bool: return Value::integer(int_of(v));
-  case K::Float: return Value::integer(float_to_int(std::trunc(v.f)));
-  case K::Str: return int_from_str(v.str_text(), 10);
+  case K::Bool:
+    return Value::integer(int_of(v));
+  case K::Float:
+    return Value::integer(float_to_int(std::trunc(v.f)));
+  case K::Str:
+    return int_from_str(v.str_text(), 10);
   default:
-    raise_python("TypeError", "int() argument must be a string, a bytes-like object or a real number, not '" + tn(v) + "'");
+    raise_python("TypeError",
+                 "int() argument must be a string, a bytes-like object or a real number, not '" + tn(v) + "'");
   }
 }
 
@@ -260,8 +264,10 @@ Value builtin_len(Interpreter &, CallArgs &args) {
     return Value::integer(n);
   }
   case K::Tuple:
-  case K::List: return Value::integer(static_cast<std::int64_t>(v.seq().items.size()));
-  case K::Dict: return Value::integer(static_cast<std::int64_t>(v.dict_data().entries.size()));
+  case K::List:
+    return Value::integer(static_cast<std::int64_t>(v.seq().items.size()));
+  case K::Dict:
+    return Value::integer(static_cast<std::int64_t>(v.dict_data().entries.size()));
   default:
     if (auto *r = v.as<RangeObject>())
       return Value::integer(r->length());
@@ -628,10 +634,12 @@ std::optional<Value> TypeObject::compare(Interpreter &, CmpOpKind op, const Valu
 std::int64_t RangeObject::length() const {
   if (step > 0 && start < stop)
     return static_cast<std::int64_t>((static_cast<std::uint64_t>(stop) - static_cast<std::uint64_t>(start) - 1) /
-                                         static_cast<std::uint64_t>(step) + 1);
+                                         static_cast<std::uint64_t>(step) +
+                                     1);
   if (step < 0 && start > stop)
     return static_cast<std::int64_t>((static_cast<std::uint64_t>(start) - static_cast<std::uint64_t>(stop) - 1) /
-                                         (0 - static_cast<std::uint64_t>(step)) + 1);
+                                         (0 - static_cast<std::uint64_t>(step)) +
+                                     1);
   return 0;
 }
 
@@ -706,7 +714,9 @@ private:
 };
 } // namespace
 
-std::unique_ptr<Iterator> RangeObject::iterate(Interpreter &) { return std::make_unique<RangeIterator>(start, step, length()); }
+std::unique_ptr<Iterator> RangeObject::iterate(Interpreter &) {
+  return std::make_unique<RangeIterator>(start, step, length());
+}
 
 std::string RangeObject::repr() const {
   std::string out = "range(" + std::to_string(start) + ", " + std::to_string(stop);
@@ -824,8 +834,15 @@ void install_builtins(Interpreter &, Scope &scope) {
     const char *name;
     K kind;
   };
-  for (TypeDef t : {TypeDef{"int", K::Int}, {"float", K::Float}, {"bool", K::Bool}, {"str", K::Str}, {"tuple", K::Tuple},
-                    {"list", K::List}, {"dict", K::Dict}, {"slice", K::Slice}, {"range", K::Object}})
+  for (TypeDef t : {TypeDef{"int", K::Int},
+                    {"float", K::Float},
+                    {"bool", K::Bool},
+                    {"str", K::Str},
+                    {"tuple", K::Tuple},
+                    {"list", K::List},
+                    {"dict", K::Dict},
+                    {"slice", K::Slice},
+                    {"range", K::Object}})
     scope.set(t.name, Value::object(make_type(t.name, t.kind)));
   fn("len", builtin_len);
   fn("repr", builtin_repr);
@@ -867,9 +884,10 @@ void install_builtins(Interpreter &, Scope &scope) {
         return *t;
     return Value::object(make_type(std::string(name), v.kind == K::None ? K::None : K::Object));
   });
-  for (const char *name : {"Exception", "ValueError", "TypeError", "AssertionError", "IndexError", "KeyError",
-                           "RuntimeError", "NotImplementedError", "ZeroDivisionError", "AttributeError", "NameError",
-                           "OverflowError", "ArithmeticError", "LookupError", "ImportError", "RecursionError", "MemoryError"})
+  for (const char *name :
+       {"Exception", "ValueError", "TypeError", "AssertionError", "IndexError", "KeyError", "RuntimeError",
+        "NotImplementedError", "ZeroDivisionError", "AttributeError", "NameError", "OverflowError", "ArithmeticError",
+        "LookupError", "ImportError", "RecursionError", "MemoryError"})
     scope.set(name, Value::object(std::make_shared<ExceptionTypeObject>(name)));
 }
 
@@ -894,14 +912,22 @@ std::shared_ptr<ModuleObject> make_math_module(Interpreter &) {
   };
   auto any = [](double) { return true; };
   auto positive = [](double x) { return x > 0 || std::isnan(x); };
-  unary("sqrt", [](double x) { return std::sqrt(x); }, [](double x) { return x >= 0 || std::isnan(x); });
-  unary("log2", [](double x) { return std::log2(x); }, positive);
-  unary("log10", [](double x) { return std::log10(x); }, positive);
-  unary("exp", [](double x) { return std::exp(x); }, any);
-  unary("fabs", [](double x) { return std::fabs(x); }, any);
-  unary("sin", [](double x) { return std::sin(x); }, [](double x) { return !std::isinf(x); });
-  unary("cos", [](double x) { return std::cos(x); }, [](double x) { return !std::isinf(x); });
-  unary("tanh", [](double x) { return std::tanh(x); }, any);
+  unary(
+      "sqrt", [](double x) { return std::sqrt(x); }, [](double x) { return x >= 0 || std::isnan(x); });
+  unary(
+      "log2", [](double x) { return std::log2(x); }, positive);
+  unary(
+      "log10", [](double x) { return std::log10(x); }, positive);
+  unary(
+      "exp", [](double x) { return std::exp(x); }, any);
+  unary(
+      "fabs", [](double x) { return std::fabs(x); }, any);
+  unary(
+      "sin", [](double x) { return std::sin(x); }, [](double x) { return !std::isinf(x); });
+  unary(
+      "cos", [](double x) { return std::cos(x); }, [](double x) { return !std::isinf(x); });
+  unary(
+      "tanh", [](double x) { return std::tanh(x); }, any);
   auto rounding = [&](std::string name, double (*f)(double)) {
     fn(name, [name, f](Interpreter &, CallArgs &a) {
       no_keywords(name, a);

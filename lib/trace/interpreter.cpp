@@ -53,7 +53,9 @@ void collect_targets(const Expr *e, std::vector<std::string_view> &out) {
   if (!e)
     return;
   switch (e->kind) {
-  case ExprKind::Name: add_unique(out, e->as<NameExpr>().id); break;
+  case ExprKind::Name:
+    add_unique(out, e->as<NameExpr>().id);
+    break;
   case ExprKind::Tuple:
     for (const Expr *x : e->as<TupleExpr>().elts)
       collect_targets(x, out);
@@ -62,8 +64,11 @@ void collect_targets(const Expr *e, std::vector<std::string_view> &out) {
     for (const Expr *x : e->as<ListExpr>().elts)
       collect_targets(x, out);
     break;
-  case ExprKind::Starred: collect_targets(e->as<StarredExpr>().value, out); break;
-  default: break;
+  case ExprKind::Starred:
+    collect_targets(e->as<StarredExpr>().value, out);
+    break;
+  default:
+    break;
   }
 }
 
@@ -74,13 +79,19 @@ void collect_block(StmtList body, FunctionInfo &info, std::vector<std::string_vi
       add_unique(assigned, s->as<FunctionDefStmt>().name);
       info.defines_functions = true;
       break;
-    case StmtKind::ClassDef: add_unique(assigned, s->as<ClassDefStmt>().name); break;
+    case StmtKind::ClassDef:
+      add_unique(assigned, s->as<ClassDefStmt>().name);
+      break;
     case StmtKind::Assign:
       for (const Expr *t : s->as<AssignStmt>().targets)
         collect_targets(t, assigned);
       break;
-    case StmtKind::AugAssign: collect_targets(s->as<AugAssignStmt>().target, assigned); break;
-    case StmtKind::AnnAssign: collect_targets(s->as<AnnAssignStmt>().target, assigned); break;
+    case StmtKind::AugAssign:
+      collect_targets(s->as<AugAssignStmt>().target, assigned);
+      break;
+    case StmtKind::AnnAssign:
+      collect_targets(s->as<AnnAssignStmt>().target, assigned);
+      break;
     case StmtKind::For: {
       const auto &f = s->as<ForStmt>();
       collect_targets(f.target, assigned);
@@ -134,7 +145,8 @@ void collect_block(StmtList body, FunctionInfo &info, std::vector<std::string_vi
       for (std::string_view n : s->as<NonlocalStmt>().names)
         add_unique(info.nonlocals, n);
       break;
-    default: break;
+    default:
+      break;
     }
   }
 }
@@ -273,8 +285,8 @@ private:
   Value eval_subscript_key(const Expr &slice);
   Value eval_call(const CallExpr &c);
   void build_args(const CallExpr &c, CallArgs &args);
-  Value make_function(const Arguments *params, const FunctionDefStmt *def, const Expr *lambda_body, std::string_view name,
-                      const void *key);
+  Value make_function(const Arguments *params, const FunctionDefStmt *def, const Expr *lambda_body,
+                      std::string_view name, const void *key);
   void elements(ExprList elts, std::vector<Value> &out);
   Value comprehension(const Expr &e);
   void comp_loop(NodeList<Comprehension> gens, std::size_t k, const std::function<void()> &emit);
@@ -288,7 +300,8 @@ private:
 Value Evaluator::eval(const Expr &e) {
   if (++in_.expr_depth_ > 3000) {
     --in_.expr_depth_;
-    raise_python("RecursionError", "maximum recursion depth exceeded during evaluation of a nested expression", e.begin());
+    raise_python("RecursionError", "maximum recursion depth exceeded during evaluation of a nested expression",
+                 e.begin());
   }
   struct Depth {
     int &d;
@@ -408,7 +421,11 @@ std::string Evaluator::fstring(const JoinedStrExpr &j) {
               cp = (cp << 6) | (static_cast<unsigned char>(r[k + m]) & 0x3F);
             k += len;
             char buf[16];
-            std::snprintf(buf, sizeof buf, cp < 0x100 ? "\\x%02x" : cp < 0x10000 ? "\\u%04x" : "\\U%08x", static_cast<unsigned>(cp));
+            std::snprintf(buf, sizeof buf,
+                          cp < 0x100     ? "\\x%02x"
+                          : cp < 0x10000 ? "\\u%04x"
+                                         : "\\U%08x",
+                          static_cast<unsigned>(cp));
             ascii += buf;
           }
           r = std::move(ascii);
@@ -437,23 +454,32 @@ Value Evaluator::eval_inner(const Expr &e) {
   case ExprKind::Constant: {
     const auto &c = e.as<ConstantExpr>();
     switch (c.value_kind) {
-    case ConstantKind::None: return Value();
-    case ConstantKind::True: return Value::boolean(true);
-    case ConstantKind::False: return Value::boolean(false);
-    case ConstantKind::Ellipsis: return Value::ellipsis();
+    case ConstantKind::None:
+      return Value();
+    case ConstantKind::True:
+      return Value::boolean(true);
+    case ConstantKind::False:
+      return Value::boolean(false);
+    case ConstantKind::Ellipsis:
+      return Value::ellipsis();
     case ConstantKind::Int:
       if (c.int_overflow)
         raise_python("OverflowError", "integer overflow: the literal " + std::string(c.text) +
                                           " does not fit in 64 bits (nkicc has no big integers)");
       return Value::integer(c.int_value);
-    case ConstantKind::Float: return Value::floating(c.float_value);
-    case ConstantKind::Str: return Value::str(std::string(c.text));
-    case ConstantKind::Imaginary: unsupported("complex number", e.begin());
-    case ConstantKind::Bytes: unsupported("bytes literal", e.begin());
+    case ConstantKind::Float:
+      return Value::floating(c.float_value);
+    case ConstantKind::Str:
+      return Value::str(std::string(c.text));
+    case ConstantKind::Imaginary:
+      unsupported("complex number", e.begin());
+    case ConstantKind::Bytes:
+      unsupported("bytes literal", e.begin());
     }
     break;
   }
-  case ExprKind::Name: return lookup(e.as<NameExpr>());
+  case ExprKind::Name:
+    return lookup(e.as<NameExpr>());
   case ExprKind::BinOp: {
     const auto &b = e.as<BinOpExpr>();
     Value l = eval(*b.left);
@@ -499,7 +525,8 @@ Value Evaluator::eval_inner(const Expr &e) {
     const auto &i = e.as<IfExpExpr>();
     return in_.truthy(eval(*i.test)) ? eval(*i.body) : eval(*i.orelse);
   }
-  case ExprKind::Call: return eval_call(e.as<CallExpr>());
+  case ExprKind::Call:
+    return eval_call(e.as<CallExpr>());
   case ExprKind::Attribute: {
     const auto &a = e.as<AttributeExpr>();
     Value v = eval(*a.value);
@@ -511,7 +538,8 @@ Value Evaluator::eval_inner(const Expr &e) {
     Value key = eval_subscript_key(*s.slice);
     return in_.get_item(c, key, e.begin());
   }
-  case ExprKind::Slice: return eval_subscript_key(e);
+  case ExprKind::Slice:
+    return eval_subscript_key(e);
   case ExprKind::Tuple: {
     std::vector<Value> items;
     elements(e.as<TupleExpr>().elts, items);
@@ -538,7 +566,8 @@ Value Evaluator::eval_inner(const Expr &e) {
       if (!d.keys[k]) {
         Value m = eval(*d.values[k]);
         if (m.kind != K::Dict)
-          raise_python("TypeError", "'" + std::string(type_name(m)) + "' object is not a mapping", d.values[k]->begin());
+          raise_python("TypeError", "'" + std::string(type_name(m)) + "' object is not a mapping",
+                       d.values[k]->begin());
         for (const auto &[key, value] : std::vector(m.dict_data().entries))
           in_.set_item(out, key, value);
         continue;
@@ -552,12 +581,14 @@ Value Evaluator::eval_inner(const Expr &e) {
   case ExprKind::ListComp:
   case ExprKind::SetComp:
   case ExprKind::GeneratorExp:
-  case ExprKind::DictComp: return comprehension(e);
+  case ExprKind::DictComp:
+    return comprehension(e);
   case ExprKind::Lambda: {
     const auto &l = e.as<LambdaExpr>();
     return make_function(l.args, nullptr, l.body, "<lambda>", &l);
   }
-  case ExprKind::JoinedStr: return Value::str(fstring(e.as<JoinedStrExpr>()));
+  case ExprKind::JoinedStr:
+    return Value::str(fstring(e.as<JoinedStrExpr>()));
   case ExprKind::FormattedValue: {
     // Only inside a JoinedStr; evaluate as a one-part f-string.
     Expr *part = const_cast<Expr *>(&e);
@@ -565,11 +596,16 @@ Value Evaluator::eval_inner(const Expr &e) {
     j.values = ExprList(&part, 1);
     return Value::str(fstring(j));
   }
-  case ExprKind::Starred: unsupported("starred expression", e.begin());
-  case ExprKind::NamedExpr: unsupported("assignment expression", e.begin());
-  case ExprKind::Await: unsupported("await expression", e.begin());
-  case ExprKind::Yield: unsupported("yield expression", e.begin());
-  case ExprKind::YieldFrom: unsupported("yield from expression", e.begin());
+  case ExprKind::Starred:
+    unsupported("starred expression", e.begin());
+  case ExprKind::NamedExpr:
+    unsupported("assignment expression", e.begin());
+  case ExprKind::Await:
+    unsupported("await expression", e.begin());
+  case ExprKind::Yield:
+    unsupported("yield expression", e.begin());
+  case ExprKind::YieldFrom:
+    unsupported("yield from expression", e.begin());
   }
   unsupported(expr_kind_name(e.kind), e.begin());
 }
@@ -703,7 +739,8 @@ void Evaluator::build_args(const CallExpr &c, CallArgs &args) {
     }
     Value m = eval(*kw->value);
     if (m.kind != Value::Kind::Dict)
-      raise_python("TypeError", "argument after ** must be a mapping, not " + std::string(type_name(m)), kw->value->begin());
+      raise_python("TypeError", "argument after ** must be a mapping, not " + std::string(type_name(m)),
+                   kw->value->begin());
     for (const auto &[key, value] : m.dict_data().entries) {
       if (key.kind != Value::Kind::Str)
         raise_python("TypeError", "keywords must be strings", kw->value->begin());
@@ -827,8 +864,8 @@ Value Evaluator::call_function(FunctionObject &fn, CallArgs &args) {
     locals.set(info.kwarg, kwargs);
   if (given > npos && !info.has_vararg) {
     std::size_t ndefaults = fn.defaults.size();
-    std::string takes = ndefaults ? "from " + std::to_string(npos - ndefaults) + " to " + std::to_string(npos)
-                                  : std::to_string(npos);
+    std::string takes =
+        ndefaults ? "from " + std::to_string(npos - ndefaults) + " to " + std::to_string(npos) : std::to_string(npos);
     std::size_t kw_given = static_cast<std::size_t>(std::count(kw_bound.begin(), kw_bound.end(), true));
     std::string msg = qn + "() takes " + takes + " positional argument" + (npos == 1 && !ndefaults ? "" : "s") +
                       " but " + std::to_string(given);
@@ -981,8 +1018,10 @@ void Evaluator::assign(const Expr &target, Value v) {
     in_.set_item(c, key, v, target.begin());
     return;
   }
-  case ExprKind::Starred: unsupported("starred assignment target", target.begin());
-  default: unsupported("assignment to " + std::string(expr_kind_name(target.kind)), target.begin());
+  case ExprKind::Starred:
+    unsupported("starred assignment target", target.begin());
+  default:
+    unsupported("assignment to " + std::string(expr_kind_name(target.kind)), target.begin());
   }
 }
 
@@ -1044,7 +1083,9 @@ Flow Evaluator::exec(const Stmt &s) {
   step(s.begin());
   try {
     switch (s.kind) {
-    case StmtKind::Expr: eval(*s.as<ExprStmt>().value); return Flow::Normal;
+    case StmtKind::Expr:
+      eval(*s.as<ExprStmt>().value);
+      return Flow::Normal;
     case StmtKind::Assign: {
       const auto &a = s.as<AssignStmt>();
       Value v = eval(*a.value);
@@ -1144,7 +1185,8 @@ Flow Evaluator::exec(const Stmt &s) {
         return exec_block(i->orelse);
       }
     }
-    case StmtKind::For: return exec_for(s.as<ForStmt>());
+    case StmtKind::For:
+      return exec_for(s.as<ForStmt>());
     case StmtKind::While: {
       const auto &w = s.as<WhileStmt>();
       in_.loop_stack_.push_back(in_.current_loop_kind());
@@ -1164,9 +1206,12 @@ Flow Evaluator::exec(const Stmt &s) {
       }
       return exec_block(w.orelse);
     }
-    case StmtKind::Pass: return Flow::Normal;
-    case StmtKind::Break: return Flow::Break;
-    case StmtKind::Continue: return Flow::Continue;
+    case StmtKind::Pass:
+      return Flow::Normal;
+    case StmtKind::Break:
+      return Flow::Break;
+    case StmtKind::Continue:
+      return Flow::Continue;
     case StmtKind::Return: {
       const auto &r = s.as<ReturnStmt>();
       if (!in_.frame_->info)
@@ -1204,16 +1249,21 @@ Flow Evaluator::exec(const Stmt &s) {
       store(d.name, std::move(fn));
       return Flow::Normal;
     }
-    case StmtKind::Import: exec_import(s.as<ImportStmt>()); return Flow::Normal;
-    case StmtKind::ImportFrom: exec_import_from(s.as<ImportFromStmt>()); return Flow::Normal;
+    case StmtKind::Import:
+      exec_import(s.as<ImportStmt>());
+      return Flow::Normal;
+    case StmtKind::ImportFrom:
+      exec_import_from(s.as<ImportFromStmt>());
+      return Flow::Normal;
     case StmtKind::Global:
-    case StmtKind::Nonlocal: return Flow::Normal;
+    case StmtKind::Nonlocal:
+      return Flow::Normal;
     case StmtKind::Delete: {
       for (const Expr *t : s.as<DeleteStmt>().targets) {
         if (t->kind != ExprKind::Name)
-          unsupported(t->kind == ExprKind::Subscript ? "del of a subscript"
+          unsupported(t->kind == ExprKind::Subscript   ? "del of a subscript"
                       : t->kind == ExprKind::Attribute ? "del of an attribute"
-                                                         : "del of a tuple",
+                                                       : "del of a tuple",
                       t->begin());
         std::string_view name = t->as<NameExpr>().id;
         InterpFrame &f = frame();
@@ -1221,16 +1271,20 @@ Flow Evaluator::exec(const Stmt &s) {
         if (!scope->erase(name)) {
           if (f.info && FunctionInfo::has(f.info->locals, name))
             raise_python("UnboundLocalError",
-                         "cannot access local variable '" + std::string(name) + "' where it is not associated with a value",
+                         "cannot access local variable '" + std::string(name) +
+                             "' where it is not associated with a value",
                          t->begin());
           raise_python("NameError", "name '" + std::string(name) + "' is not defined", t->begin());
         }
       }
       return Flow::Normal;
     }
-    case StmtKind::ClassDef: unsupported("class definition", s.begin());
-    case StmtKind::With: unsupported("with statement", s.begin());
-    case StmtKind::Try: unsupported("try statement", s.begin());
+    case StmtKind::ClassDef:
+      unsupported("class definition", s.begin());
+    case StmtKind::With:
+      unsupported("with statement", s.begin());
+    case StmtKind::Try:
+      unsupported("try statement", s.begin());
     }
     unsupported(stmt_kind_name(s.kind), s.begin());
   } catch (TraceError &err) {
@@ -1311,7 +1365,8 @@ void Evaluator::exec_import_from(const ImportFromStmt &s) {
       if (std::shared_ptr<Object> sub = in_.import_module(full))
         v = Value::object(sub);
     if (!v)
-      raise_python("ImportError", "cannot import name '" + std::string(a->name) + "' from '" + dotted + "' (unknown location)",
+      raise_python("ImportError",
+                   "cannot import name '" + std::string(a->name) + "' from '" + dotted + "' (unknown location)",
                    a->begin());
     store(bound, std::move(*v));
   }

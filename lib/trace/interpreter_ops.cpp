@@ -30,38 +30,58 @@ std::string tn(const Value &v) { return std::string(type_name(v)); }
 
 std::string_view op_symbol(BinOpKind op) {
   switch (op) {
-  case BinOpKind::Add: return "+";
-  case BinOpKind::Sub: return "-";
-  case BinOpKind::Mult: return "*";
-  case BinOpKind::MatMult: return "@";
-  case BinOpKind::Div: return "/";
-  case BinOpKind::Mod: return "%";
-  case BinOpKind::Pow: return "** or pow()";
-  case BinOpKind::LShift: return "<<";
-  case BinOpKind::RShift: return ">>";
-  case BinOpKind::BitOr: return "|";
-  case BinOpKind::BitXor: return "^";
-  case BinOpKind::BitAnd: return "&";
-  case BinOpKind::FloorDiv: return "//";
+  case BinOpKind::Add:
+    return "+";
+  case BinOpKind::Sub:
+    return "-";
+  case BinOpKind::Mult:
+    return "*";
+  case BinOpKind::MatMult:
+    return "@";
+  case BinOpKind::Div:
+    return "/";
+  case BinOpKind::Mod:
+    return "%";
+  case BinOpKind::Pow:
+    return "** or pow()";
+  case BinOpKind::LShift:
+    return "<<";
+  case BinOpKind::RShift:
+    return ">>";
+  case BinOpKind::BitOr:
+    return "|";
+  case BinOpKind::BitXor:
+    return "^";
+  case BinOpKind::BitAnd:
+    return "&";
+  case BinOpKind::FloorDiv:
+    return "//";
   }
   return "?";
 }
 
 std::string_view cmp_symbol(CmpOpKind op) {
   switch (op) {
-  case CmpOpKind::Lt: return "<";
-  case CmpOpKind::LtE: return "<=";
-  case CmpOpKind::Gt: return ">";
-  case CmpOpKind::GtE: return ">=";
-  case CmpOpKind::Eq: return "==";
-  case CmpOpKind::NotEq: return "!=";
-  default: return "?";
+  case CmpOpKind::Lt:
+    return "<";
+  case CmpOpKind::LtE:
+    return "<=";
+  case CmpOpKind::Gt:
+    return ">";
+  case CmpOpKind::GtE:
+    return ">=";
+  case CmpOpKind::Eq:
+    return "==";
+  case CmpOpKind::NotEq:
+    return "!=";
+  default:
+    return "?";
   }
 }
 
 [[noreturn]] void unsupported_operands(BinOpKind op, const Value &l, const Value &r) {
-  raise_python("TypeError", "unsupported operand type(s) for " + std::string(op_symbol(op)) + ": '" + tn(l) + "' and '" +
-                                tn(r) + "'");
+  raise_python("TypeError", "unsupported operand type(s) for " + std::string(op_symbol(op)) + ": '" + tn(l) +
+                                "' and '" + tn(r) + "'");
 }
 
 std::int64_t int_pow(std::int64_t base, std::int64_t exp) {
@@ -175,9 +195,12 @@ void float_divmod(double vx, double wx, double &floordiv, double &mod) {
 Value float_binop(BinOpKind op, const Value &lv, const Value &rv) {
   double a = float_of(lv), b = float_of(rv);
   switch (op) {
-  case BinOpKind::Add: return Value::floating(a + b);
-  case BinOpKind::Sub: return Value::floating(a - b);
-  case BinOpKind::Mult: return Value::floating(a * b);
+  case BinOpKind::Add:
+    return Value::floating(a + b);
+  case BinOpKind::Sub:
+    return Value::floating(a - b);
+  case BinOpKind::Mult:
+    return Value::floating(a * b);
   case BinOpKind::Div:
     if (b == 0.0)
       raise_python("ZeroDivisionError", "float division by zero");
@@ -271,21 +294,35 @@ std::string percent_format(Interpreter &interp, const std::string &fmt, const Va
       f.remove_prefix(1);
     }
     switch (conv) {
-    case 's': spec = align + std::string(f); out += interp.format(Value::str(str(v)), spec); break;
-    case 'r': spec = align + std::string(f); out += interp.format(Value::str(repr(v)), spec); break;
+    case 's':
+      spec = align + std::string(f);
+      out += interp.format(Value::str(str(v)), spec);
+      break;
+    case 'r':
+      spec = align + std::string(f);
+      out += interp.format(Value::str(repr(v)), spec);
+      break;
     case 'd':
     case 'i':
     case 'u':
       if (!v.is_number())
         raise_python("TypeError", "%" + std::string(1, conv) + " format: a real number is required, not " + tn(v));
-      out += interp.format(v.kind == K::Float ? Value::integer(static_cast<std::int64_t>(v.f)) : v, align + std::string(f) + "d");
+      out += interp.format(v.kind == K::Float ? Value::integer(static_cast<std::int64_t>(v.f)) : v,
+                           align + std::string(f) + "d");
       break;
-    case 'f': case 'F': case 'e': case 'E': case 'g': case 'G':
+    case 'f':
+    case 'F':
+    case 'e':
+    case 'E':
+    case 'g':
+    case 'G':
       if (!v.is_number())
         raise_python("TypeError", "must be real number, not " + tn(v));
       out += interp.format(Value::floating(float_of(v)), align + std::string(f) + conv);
       break;
-    case 'x': case 'X': case 'o':
+    case 'x':
+    case 'X':
+    case 'o':
       if (!is_intlike(v))
         raise_python("TypeError", "%" + std::string(1, conv) + " format: an integer is required, not " + tn(v));
       out += interp.format(v, align + std::string(f) + conv);
@@ -471,13 +508,16 @@ Value Interpreter::unary_op(UnaryOpKind op, const Value &v, SourceLoc loc) {
     } else if (is_intlike(v)) {
       std::int64_t x = int_of(v);
       switch (op) {
-      case UnaryOpKind::UAdd: return Value::integer(x);
+      case UnaryOpKind::UAdd:
+        return Value::integer(x);
       case UnaryOpKind::USub:
         if (x == std::numeric_limits<std::int64_t>::min())
           overflow();
         return Value::integer(-x);
-      case UnaryOpKind::Invert: return Value::integer(~x);
-      default: break;
+      case UnaryOpKind::Invert:
+        return Value::integer(~x);
+      default:
+        break;
       }
     } else if (v.kind == K::Float) {
       if (op == UnaryOpKind::UAdd)
@@ -496,17 +536,26 @@ Value Interpreter::unary_op(UnaryOpKind op, const Value &v, SourceLoc loc) {
 
 bool Interpreter::truthy(const Value &v) {
   switch (v.kind) {
-  case K::None: return false;
-  case K::Bool: return v.b;
-  case K::Int: return v.i != 0;
-  case K::Float: return v.f != 0.0;
-  case K::Str: return !v.str_text().empty();
+  case K::None:
+    return false;
+  case K::Bool:
+    return v.b;
+  case K::Int:
+    return v.i != 0;
+  case K::Float:
+    return v.f != 0.0;
+  case K::Str:
+    return !v.str_text().empty();
   case K::Tuple:
-  case K::List: return !v.seq().items.empty();
-  case K::Dict: return !v.dict_data().entries.empty();
+  case K::List:
+    return !v.seq().items.empty();
+  case K::Dict:
+    return !v.dict_data().entries.empty();
   case K::Slice:
-  case K::Ellipsis: return true;
-  case K::Object: return v.object()->truthy(*this);
+  case K::Ellipsis:
+    return true;
+  case K::Object:
+    return v.object()->truthy(*this);
   }
   return true;
 }
@@ -516,11 +565,16 @@ static bool is_same(const Value &a, const Value &b) {
     return false;
   switch (a.kind) {
   case K::None:
-  case K::Ellipsis: return true;
-  case K::Bool: return a.b == b.b;
-  case K::Int: return a.i == b.i;
-  case K::Float: return a.f == b.f || (std::isnan(a.f) && std::isnan(b.f));
-  default: return a.heap == b.heap;
+  case K::Ellipsis:
+    return true;
+  case K::Bool:
+    return a.b == b.b;
+  case K::Int:
+    return a.i == b.i;
+  case K::Float:
+    return a.f == b.f || (std::isnan(a.f) && std::isnan(b.f));
+  default:
+    return a.heap == b.heap;
   }
 }
 
@@ -560,11 +614,16 @@ static std::optional<int> order(Interpreter &interp, CmpOpKind op, const Value &
 Value Interpreter::compare(CmpOpKind op, const Value &l, const Value &r, SourceLoc loc) {
   try {
     switch (op) {
-    case CmpOpKind::Is: return Value::boolean(is_same(l, r));
-    case CmpOpKind::IsNot: return Value::boolean(!is_same(l, r));
-    case CmpOpKind::In: return Value::boolean(contains(r, l));
-    case CmpOpKind::NotIn: return Value::boolean(!contains(r, l));
-    default: break;
+    case CmpOpKind::Is:
+      return Value::boolean(is_same(l, r));
+    case CmpOpKind::IsNot:
+      return Value::boolean(!is_same(l, r));
+    case CmpOpKind::In:
+      return Value::boolean(contains(r, l));
+    case CmpOpKind::NotIn:
+      return Value::boolean(!contains(r, l));
+    default:
+      break;
     }
     if (l.kind == K::Object || r.kind == K::Object) {
       SourceLoc saved = current_loc_;
@@ -601,10 +660,14 @@ Value Interpreter::compare(CmpOpKind op, const Value &l, const Value &r, SourceL
     if (!c)
       return Value::boolean(false);
     switch (op) {
-    case CmpOpKind::Lt: return Value::boolean(*c < 0);
-    case CmpOpKind::LtE: return Value::boolean(*c <= 0);
-    case CmpOpKind::Gt: return Value::boolean(*c > 0);
-    default: return Value::boolean(*c >= 0);
+    case CmpOpKind::Lt:
+      return Value::boolean(*c < 0);
+    case CmpOpKind::LtE:
+      return Value::boolean(*c <= 0);
+    case CmpOpKind::Gt:
+      return Value::boolean(*c > 0);
+    default:
+      return Value::boolean(*c >= 0);
     }
   } catch (TraceError &e) {
     if (!e.loc.valid())
@@ -715,9 +778,12 @@ private:
 std::unique_ptr<Iterator> Interpreter::iterate(const Value &v, SourceLoc loc) {
   switch (v.kind) {
   case K::Tuple:
-  case K::List: return std::make_unique<SeqIterator>(v);
-  case K::Dict: return std::make_unique<DictIterator>(v);
-  case K::Str: return std::make_unique<StrIterator>(v);
+  case K::List:
+    return std::make_unique<SeqIterator>(v);
+  case K::Dict:
+    return std::make_unique<DictIterator>(v);
+  case K::Str:
+    return std::make_unique<StrIterator>(v);
   case K::Object:
     try {
       if (auto it = v.object()->iterate(*this))
@@ -728,7 +794,8 @@ std::unique_ptr<Iterator> Interpreter::iterate(const Value &v, SourceLoc loc) {
       throw;
     }
     break;
-  default: break;
+  default:
+    break;
   }
   raise_python("TypeError", "'" + tn(v) + "' object is not iterable", loc);
 }
@@ -792,7 +859,8 @@ Value Interpreter::get_item(const Value &c, const Value &key, SourceLoc loc) {
       auto cp = [&](std::int64_t k) {
         if (ascii)
           return text.substr(static_cast<std::size_t>(k), 1);
-        return text.substr(offsets[static_cast<std::size_t>(k)], offsets[static_cast<std::size_t>(k) + 1] - offsets[static_cast<std::size_t>(k)]);
+        return text.substr(offsets[static_cast<std::size_t>(k)],
+                           offsets[static_cast<std::size_t>(k) + 1] - offsets[static_cast<std::size_t>(k)]);
       };
       if (is_intlike(key)) {
         std::int64_t k = int_of(key);
@@ -899,22 +967,30 @@ void Interpreter::set_item(const Value &c, const Value &key, const Value &value,
 // ---- attributes and methods of built-in values ------------------------------------------------
 
 static bool has_method(const Value &v, std::string_view name) {
-  static constexpr std::string_view list_methods[] = {"append", "extend", "pop",   "insert", "index", "count",
+  static constexpr std::string_view list_methods[] = {"append", "extend",  "pop",   "insert", "index", "count",
                                                       "copy",   "reverse", "clear", "remove", "sort"};
-  static constexpr std::string_view dict_methods[] = {"get", "keys", "values", "items", "pop", "update", "setdefault", "copy"};
-  static constexpr std::string_view str_methods[] = {"join",  "format", "split",      "upper", "lower",   "startswith",
-                                                     "endswith", "strip", "lstrip",  "rstrip", "replace", "find",
-                                                     "count", "isdigit"};
+  static constexpr std::string_view dict_methods[] = {"get", "keys",   "values",     "items",
+                                                      "pop", "update", "setdefault", "copy"};
+  static constexpr std::string_view str_methods[] = {"join",       "format",   "split", "upper",  "lower",
+                                                     "startswith", "endswith", "strip", "lstrip", "rstrip",
+                                                     "replace",    "find",     "count", "isdigit"};
   static constexpr std::string_view tuple_methods[] = {"index", "count"};
   auto in = [&](const auto &names) { return std::find(std::begin(names), std::end(names), name) != std::end(names); };
   switch (v.kind) {
-  case K::List: return in(list_methods);
-  case K::Dict: return in(dict_methods);
-  case K::Str: return in(str_methods);
-  case K::Tuple: return in(tuple_methods);
-  case K::Float: return name == "is_integer";
-  case K::Int: return name == "bit_length";
-  default: return false;
+  case K::List:
+    return in(list_methods);
+  case K::Dict:
+    return in(dict_methods);
+  case K::Str:
+    return in(str_methods);
+  case K::Tuple:
+    return in(tuple_methods);
+  case K::Float:
+    return name == "is_integer";
+  case K::Int:
+    return name == "bit_length";
+  default:
+    return false;
   }
 }
 
@@ -934,9 +1010,10 @@ std::optional<Value> Interpreter::find_attr(const Value &v, std::string_view nam
   if (!has_method(v, name))
     return std::nullopt;
   std::string method(name);
-  return Value::object(std::make_shared<BuiltinFunction>(method, [self = v, method](Interpreter &interp, CallArgs &args) {
-    return *interp.call_method(self, method, args);
-  }));
+  return Value::object(
+      std::make_shared<BuiltinFunction>(method, [self = v, method](Interpreter &interp, CallArgs &args) {
+        return *interp.call_method(self, method, args);
+      }));
 }
 
 Value Interpreter::get_attr(const Value &v, std::string_view name, SourceLoc loc) {
@@ -1050,7 +1127,8 @@ std::string str_format(Interpreter &interp, const std::string &fmt, const CallAr
     Value v;
     if (field.empty()) {
       if (auto_index >= args.positional.size())
-        raise_python("IndexError", "Replacement index " + std::to_string(auto_index) + " out of range for positional args tuple");
+        raise_python("IndexError",
+                     "Replacement index " + std::to_string(auto_index) + " out of range for positional args tuple");
       v = args.positional[auto_index++];
     } else if (std::all_of(field.begin(), field.end(), [](char d) { return d >= '0' && d <= '9'; })) {
       std::size_t index = std::stoul(field);
@@ -1191,7 +1269,8 @@ std::optional<Value> Interpreter::call_method(const Value &self, std::string_vie
           for (const Value &pair : to_list(arg(0))) {
             std::vector<Value> kv = to_list(pair);
             if (kv.size() != 2)
-              raise_python("ValueError", "dictionary update sequence element has length " + std::to_string(kv.size()) + "; 2 is required");
+              raise_python("ValueError", "dictionary update sequence element has length " + std::to_string(kv.size()) +
+                                             "; 2 is required");
             set_item(self, kv[0], kv[1]);
           }
         }
@@ -1224,7 +1303,8 @@ std::optional<Value> Interpreter::call_method(const Value &self, std::string_vie
       std::size_t k = 0;
       for (const Value &item : to_list(arg(0))) {
         if (item.kind != K::Str)
-          raise_python("TypeError", "sequence item " + std::to_string(k) + ": expected str instance, " + tn(item) + " found");
+          raise_python("TypeError",
+                       "sequence item " + std::to_string(k) + ": expected str instance, " + tn(item) + " found");
         if (k++)
           out += s;
         out += item.str_text();
@@ -1277,7 +1357,8 @@ std::optional<Value> Interpreter::call_method(const Value &self, std::string_vie
       const std::string &needle = str_arg(name, arg(0));
       if (name == "find") {
         std::size_t hit = s.find(needle);
-        return Value::integer(hit == std::string::npos ? -1 : static_cast<std::int64_t>(code_point_count(s.substr(0, hit))));
+        return Value::integer(hit == std::string::npos ? -1
+                                                       : static_cast<std::int64_t>(code_point_count(s.substr(0, hit))));
       }
       if (needle.empty())
         return Value::integer(static_cast<std::int64_t>(code_point_count(s)) + 1);
@@ -1387,7 +1468,8 @@ void Interpreter::sort(std::vector<Value> &items, const Value *key, bool reverse
     order_index[k] = k;
   // Errors thrown from the comparison leave the index permutation valid; they propagate.
   std::stable_sort(order_index.begin(), order_index.end(), [&](std::size_t a, std::size_t b) {
-    return reverse ? truthy(compare(CmpOpKind::Lt, keys[b], keys[a])) : truthy(compare(CmpOpKind::Lt, keys[a], keys[b]));
+    return reverse ? truthy(compare(CmpOpKind::Lt, keys[b], keys[a]))
+                   : truthy(compare(CmpOpKind::Lt, keys[a], keys[b]));
   });
   std::vector<Value> out;
   out.reserve(items.size());
@@ -1465,7 +1547,8 @@ FormatSpec parse_spec(std::string_view spec, const Value &v) {
   if (k < spec.size())
     out.type = spec[k++];
   if (k < spec.size())
-    raise_python("ValueError", "Invalid format specifier '" + std::string(spec) + "' for object of type '" + tn(v) + "'");
+    raise_python("ValueError",
+                 "Invalid format specifier '" + std::string(spec) + "' for object of type '" + tn(v) + "'");
   if (out.zero && !out.align) {
     out.fill = "0";
     out.align = '=';
@@ -1497,10 +1580,14 @@ std::string pad(const FormatSpec &spec, const std::string &sign_prefix, const st
     return f;
   };
   switch (spec.align ? spec.align : default_align) {
-  case '<': return sign_prefix + body + fills(fill_count);
-  case '^': return fills(fill_count / 2) + sign_prefix + body + fills(fill_count - fill_count / 2);
-  case '=': return sign_prefix + fills(fill_count) + body;
-  default: return fills(fill_count) + sign_prefix + body;
+  case '<':
+    return sign_prefix + body + fills(fill_count);
+  case '^':
+    return fills(fill_count / 2) + sign_prefix + body + fills(fill_count - fill_count / 2);
+  case '=':
+    return sign_prefix + fills(fill_count) + body;
+  default:
+    return fills(fill_count) + sign_prefix + body;
   }
 }
 
@@ -1517,7 +1604,8 @@ std::string sign_of(bool negative, char sign) {
 std::string format_float(double x, FormatSpec spec, const Value &original) {
   char type = spec.type;
   if (type && std::string_view("eEfFgG%n").find(type) == std::string_view::npos)
-    raise_python("ValueError", "Unknown format code '" + std::string(1, type) + "' for object of type '" + tn(original) + "'");
+    raise_python("ValueError",
+                 "Unknown format code '" + std::string(1, type) + "' for object of type '" + tn(original) + "'");
   if (spec.precision > 1000)
     raise_python("ValueError", "precision too big");
   bool negative = std::signbit(x) && !std::isnan(x);
@@ -1574,7 +1662,8 @@ std::string format_int(std::int64_t x, const FormatSpec &spec, const Value &orig
   if (type && std::string_view("eEfFgG%").find(type) != std::string_view::npos)
     return format_float(static_cast<double>(x), spec, original);
   if (type && std::string_view("dnxXobc").find(type) == std::string_view::npos)
-    raise_python("ValueError", "Unknown format code '" + std::string(1, type) + "' for object of type '" + tn(original) + "'");
+    raise_python("ValueError",
+                 "Unknown format code '" + std::string(1, type) + "' for object of type '" + tn(original) + "'");
   if (spec.precision >= 0)
     raise_python("ValueError", "Precision not allowed in integer format specifier");
   if (spec.grouping == ',' && type && type != 'd')
@@ -1620,7 +1709,8 @@ std::string format_int(std::int64_t x, const FormatSpec &spec, const Value &orig
 
 std::string format_str(const std::string &s, const FormatSpec &spec, const Value &original) {
   if (spec.type && spec.type != 's')
-    raise_python("ValueError", "Unknown format code '" + std::string(1, spec.type) + "' for object of type '" + tn(original) + "'");
+    raise_python("ValueError",
+                 "Unknown format code '" + std::string(1, spec.type) + "' for object of type '" + tn(original) + "'");
   if (spec.sign)
     raise_python("ValueError", "Sign not allowed in string format specifier");
   if (spec.alternate)

@@ -422,7 +422,8 @@ std::string TensorRef::repr() const {
 
 void TensorRef::on_bind(std::string_view name) {
   // Only the whole tile takes the variable's name: `acc = tiles[0][:, 0:512]` names a view.
-  if (!builder || !builder->auto_named[ap.tensor] || ap.offset != 0 || ap.program_offset != decltype(ap.program_offset){})
+  if (!builder || !builder->auto_named[ap.tensor] || ap.offset != 0 ||
+      ap.program_offset != decltype(ap.program_offset){})
     return;
   const std::vector<std::int64_t> &shape = tensor().shape;
   if (ap.pattern.size() != shape.size())
@@ -541,8 +542,8 @@ Value TensorRef::get_item(Interpreter &, const Value &key) {
   };
   auto check = [&](std::size_t d, const Affine &start, std::int64_t step, std::int64_t count, std::int64_t size) {
     if (count <= 0)
-      raise_error("IndexError", fmt::format("empty index range on dimension {} of {} '{}'", d, type_name(),
-                                            tensor().name));
+      raise_error("IndexError",
+                  fmt::format("empty index range on dimension {} of {} '{}'", d, type_name(), tensor().name));
     Bound b = index_range(start, step, count, grid);
     if ((b.lo < 0 || b.hi >= size) && out->out_of_bound.empty())
       out->out_of_bound = fmt::format("Out-of-bound access for tensor `{}` on dimension {}: index range [{}, {}] "

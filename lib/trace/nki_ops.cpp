@@ -14,10 +14,10 @@ using python::UnaryOpKind;
 
 namespace {
 
-constexpr std::int64_t kMaxPartitions = 128;      // nl.tile_size.pmax
-constexpr std::int64_t kPsumBankBytes = 2048;     // nl.tile_size.psum_fmax fp32 elements
-constexpr std::int64_t kStationaryFmax = 128;     // nl.tile_size.gemm_stationary_fmax
-constexpr std::int64_t kMovingFmax = 512;         // nl.tile_size.gemm_moving_fmax
+constexpr std::int64_t kMaxPartitions = 128;  // nl.tile_size.pmax
+constexpr std::int64_t kPsumBankBytes = 2048; // nl.tile_size.psum_fmax fp32 elements
+constexpr std::int64_t kStationaryFmax = 128; // nl.tile_size.gemm_stationary_fmax
+constexpr std::int64_t kMovingFmax = 512;     // nl.tile_size.gemm_moving_fmax
 
 // ---- argument binding -------------------------------------------------------------------------
 
@@ -27,8 +27,8 @@ public:
   Args(const CallArgs &args, std::string_view op, std::initializer_list<std::string_view> names)
       : op_(op), names_(names), values_(names.size()) {
     if (args.positional.size() > names_.size())
-      raise_error("TypeError", fmt::format("{}() takes {} positional arguments but {} were given", op,
-                                           names_.size(), args.positional.size()));
+      raise_error("TypeError", fmt::format("{}() takes {} positional arguments but {} were given", op, names_.size(),
+                                           args.positional.size()));
     for (std::size_t i = 0; i < args.positional.size(); ++i)
       values_[i] = &args.positional[i];
     for (const auto &[name, value] : args.keywords) {
@@ -68,15 +68,14 @@ private:
 // ---- value helpers ----------------------------------------------------------------------------
 
 /// A tensor argument. An out-of-bound view is NKI's error unless the operation is masked.
-std::shared_ptr<TensorRef> as_tensor(const Value &v, std::string_view op, std::string_view param,
-                                     bool masked = false) {
+std::shared_ptr<TensorRef> as_tensor(const Value &v, std::string_view op, std::string_view param, bool masked = false) {
   if (auto t = v.shared_as<TensorRef>()) {
     if (!t->out_of_bound.empty() && !masked)
       raise_error("err_tensor_access_out_of_bound", t->out_of_bound);
     return t;
   }
-  raise_error("TypeError", fmt::format("parameter '{}' of '{}' must be a tensor or tile, not '{}'", param, op,
-                                       type_name(v)));
+  raise_error("TypeError",
+              fmt::format("parameter '{}' of '{}' must be a tensor or tile, not '{}'", param, op, type_name(v)));
 }
 
 bool on_chip(ir::Memory m) { return m == ir::Memory::Sbuf || m == ir::Memory::Psum; }
@@ -133,8 +132,8 @@ std::optional<DType> dtype_arg(const Value *v, std::string_view op) {
   if (v->kind == Value::Kind::Str)
     if (auto d = parse_dtype(v->str_text()))
       return d;
-  raise_error("TypeError", fmt::format("'dtype' of '{}' must be an NKI dtype such as nl.float32, not {}", op,
-                                       repr(*v)));
+  raise_error("TypeError",
+              fmt::format("'dtype' of '{}' must be an NKI dtype such as nl.float32, not {}", op, repr(*v)));
 }
 
 ir::Memory buffer_arg(const Value *v, ir::Memory fallback) {
@@ -300,15 +299,16 @@ Value tensor_tensor(KernelBuilder &kb, std::string_view op, const TensorRef &a, 
   std::vector<std::int64_t> shape = broadcast_shapes(a, b, where, pa, pb);
   auto out = new_tile(kb, op, ir::Memory::Sbuf, shape, dtype.value_or(promote(a.tensor().dtype, b.tensor().dtype)));
   kb.emit(instruction(ir::Opcode::TensorTensor, ir::Engine::Vector, {out->ap},
-                      {broadcast_view(a, shape), broadcast_view(b, shape)}, {{"op", PyConstant::str(std::string(op))}}));
+                      {broadcast_view(a, shape), broadcast_view(b, shape)},
+                      {{"op", PyConstant::str(std::string(op))}}));
   return Value::object(out);
 }
 
 Value tensor_scalar(KernelBuilder &kb, std::string_view op, const TensorRef &a, const Value &scalar, bool reverse,
                     std::optional<DType> dtype) {
   require_on_chip(a, op, "x");
-  DType result = dtype.value_or(scalar.kind == Value::Kind::Float ? promote(a.tensor().dtype, DType::Float32)
-                                                                   : a.tensor().dtype);
+  DType result =
+      dtype.value_or(scalar.kind == Value::Kind::Float ? promote(a.tensor().dtype, DType::Float32) : a.tensor().dtype);
   auto out = new_tile(kb, op, ir::Memory::Sbuf, a.shape(), result);
   kb.emit(instruction(ir::Opcode::TensorScalar, ir::Engine::Vector, {out->ap}, {a.ap},
                       {{"op0", PyConstant::str(std::string(op))},
@@ -328,8 +328,8 @@ Value elementwise(KernelBuilder &kb, std::string_view op, const Value &x, const 
     return tensor_scalar(kb, op, *tx, y, false, dtype);
   if (ty && is_scalar(x))
     return tensor_scalar(kb, op, *ty, x, true, dtype);
-  raise_error("TypeError", fmt::format("'{}' needs a tile and a tile or number, got '{}' and '{}'", op, type_name(x),
-                                       type_name(y)));
+  raise_error("TypeError",
+              fmt::format("'{}' needs a tile and a tile or number, got '{}' and '{}'", op, type_name(x), type_name(y)));
 }
 
 Value activation(KernelBuilder &kb, std::string_view func, const TensorRef &x, std::optional<DType> dtype,
@@ -366,8 +366,8 @@ std::vector<std::int64_t> axes_arg(const Value &v, std::size_t rank, std::string
       raise_error("TypeError", fmt::format("'axis' of '{}' must be an integer or a tuple of integers", op));
     std::int64_t ax = a.i < 0 ? a.i + static_cast<std::int64_t>(rank) : a.i;
     if (ax < 0 || ax >= static_cast<std::int64_t>(rank))
-      raise_error("IndexError", fmt::format("axis {} is out of range for a tile of {} dimensions in '{}'", a.i, rank,
-                                            op));
+      raise_error("IndexError",
+                  fmt::format("axis {} is out of range for a tile of {} dimensions in '{}'", a.i, rank, op));
     if (ax == 0)
       raise_error("err_unsupported_reduction_axis",
                   fmt::format("'{}' cannot reduce the partition dimension (axis 0): reductions run along free axes "
@@ -448,9 +448,9 @@ Value transpose(KernelBuilder &kb, const TensorRef &x, std::string_view op, ir::
   require_on_chip(x, op, "x");
   std::vector<std::int64_t> s = x.shape();
   if (s.size() != 2)
-    raise_error("err_exceed_max_supported_dimension",
-                fmt::format("parameter '{}' of '{}' exceed max supported number of dimensions of 2.", x.describe(),
-                            op));
+    raise_error(
+        "err_exceed_max_supported_dimension",
+        fmt::format("parameter '{}' of '{}' exceed max supported number of dimensions of 2.", x.describe(), op));
   for (std::size_t d = 0; d < 2; ++d)
     if (s[d] > kMaxPartitions)
       raise_error("err_size_of_dimension_exceed_arch_limit",
@@ -528,13 +528,14 @@ void def(ModuleObject &m, const std::string &name, BuiltinFunction::Impl impl) {
   m.globals().set(name, Value::object(std::make_shared<BuiltinFunction>(name, std::move(impl))));
 }
 
-const char *const kUnaryOps[] = {"exp",    "log",      "sqrt",  "rsqrt",     "tanh",  "sigmoid",        "relu",
-                                 "gelu",   "silu",     "erf",   "softplus",  "square", "abs",           "negative",
-                                 "sign",   "floor",    "ceil",  "reciprocal", "sin",   "cos",           "arctan",
-                                 "gelu_apprx_tanh", "gelu_dx", "silu_dx", "mish", "logical_not", "trunc"};
-const char *const kBinaryOps[] = {"add",        "subtract",    "multiply",      "divide",      "power",
-                                  "maximum",    "minimum",     "mod",           "fmod",        "equal",
-                                  "not_equal",  "greater",     "greater_equal", "less",        "less_equal",
+const char *const kUnaryOps[] = {
+    "exp",  "log",         "sqrt",     "rsqrt",  "tanh",   "sigmoid",         "relu",    "gelu",
+    "silu", "erf",         "softplus", "square", "abs",    "negative",        "sign",    "floor",
+    "ceil", "reciprocal",  "sin",      "cos",    "arctan", "gelu_apprx_tanh", "gelu_dx", "silu_dx",
+    "mish", "logical_not", "trunc"};
+const char *const kBinaryOps[] = {"add",         "subtract",   "multiply",      "divide",      "power",
+                                  "maximum",     "minimum",    "mod",           "fmod",        "equal",
+                                  "not_equal",   "greater",    "greater_equal", "less",        "less_equal",
                                   "logical_and", "logical_or", "logical_xor",   "bitwise_and", "bitwise_or",
                                   "bitwise_xor", "left_shift", "right_shift"};
 const char *const kReduceOps[] = {"sum", "max", "min", "mean", "prod", "all", "any"};
@@ -690,8 +691,8 @@ void assign_to_view(Interpreter &, TensorRef &target, const Value &value, std::o
                                            t.name));
     auto v = value.shared_as<TensorRef>();
     if (!v)
-      raise_error("TypeError", fmt::format("only a tile can be assigned to HBM tensor '{}', not '{}'", t.name,
-                                           type_name(value)));
+      raise_error("TypeError",
+                  fmt::format("only a tile can be assigned to HBM tensor '{}', not '{}'", t.name, type_name(value)));
     store(kb, target, v, nullptr, t.name, v->tensor().name);
     return;
   }
@@ -713,8 +714,8 @@ void assign_to_view(Interpreter &, TensorRef &target, const Value &value, std::o
       ir::Instruction &inst = kb.fn.instructions.back();
       if (inst.opcode == ir::Opcode::MatMul && inst.dst.size() == 1 && inst.dst[0].tensor == v->ap.tensor) {
         if (inst.dst[0].shape() != target.shape())
-          raise_error("ValueError", fmt::format("cannot accumulate a matmul result {} into {}",
-                                                shape_text(v->shape()), target.describe()));
+          raise_error("ValueError", fmt::format("cannot accumulate a matmul result {} into {}", shape_text(v->shape()),
+                                                target.describe()));
         inst.dst[0] = target.ap;
         inst.attrs = {{"accumulate", PyConstant::boolean(true)}};
         kb.last_writer[target.ap.tensor] = writer;
@@ -753,8 +754,8 @@ void add_language_functions(NkiRuntime &rt, ModuleObject &nl) {
     auto src = as_tensor(a.required("src"), "load", "src", a.get("mask") != nullptr);
     require_hbm(*src, "load", "src");
     KernelBuilder &kb = rt.builder("load");
-    auto out = new_tile(kb, "load", ir::Memory::Sbuf, src->shape(), dtype_arg(a.get("dtype"), "load").value_or(
-                                                                         src->tensor().dtype));
+    auto out = new_tile(kb, "load", ir::Memory::Sbuf, src->shape(),
+                        dtype_arg(a.get("dtype"), "load").value_or(src->tensor().dtype));
     kb.emit(instruction(ir::Opcode::Load, ir::Engine::Sync, {out->ap}, {src->ap}, with_mask({}, a.get("mask"))));
     return Value::object(out);
   });
@@ -787,8 +788,8 @@ void add_language_functions(NkiRuntime &rt, ModuleObject &nl) {
     auto x = as_tensor(a.required("x"), "copy", "x");
     require_on_chip(*x, "copy", "x");
     KernelBuilder &kb = rt.builder("copy");
-    auto out = new_tile(kb, "copy", ir::Memory::Sbuf, x->shape(), dtype_arg(a.get("dtype"), "copy").value_or(
-                                                                        x->tensor().dtype));
+    auto out = new_tile(kb, "copy", ir::Memory::Sbuf, x->shape(),
+                        dtype_arg(a.get("dtype"), "copy").value_or(x->tensor().dtype));
     kb.emit(instruction(ir::Opcode::TensorCopy, ir::Engine::Vector, {out->ap}, {x->ap}, with_mask({}, a.get("mask"))));
     return Value::object(out);
   });
@@ -802,7 +803,8 @@ void add_language_functions(NkiRuntime &rt, ModuleObject &nl) {
     KernelBuilder &kb = rt.builder(op);
     ir::Memory memory = buffer_arg(a.get("buffer"), ir::Memory::Sbuf);
     if (memory == ir::Memory::SharedHbm && kb.interp.call_depth() > kb.kernel_call_depth)
-      raise_error("err_shared_hbm_must_in_kernel_level", "shared_hbm buffer can only be created top level kernel scope");
+      raise_error("err_shared_hbm_must_in_kernel_level",
+                  "shared_hbm buffer can only be created top level kernel scope");
     std::string name;
     bool auto_named = true;
     if (const Value *n = a.get("name")) {
@@ -856,8 +858,8 @@ void add_language_functions(NkiRuntime &rt, ModuleObject &nl) {
     Args a(call, op, {"a", "dtype", "buffer", "name"});
     auto x = as_tensor(a.required("a"), op, "a");
     KernelBuilder &kb = rt.builder(op);
-    ir::Memory memory = buffer_arg(a.get("buffer"), on_chip(x->tensor().memory) ? x->tensor().memory
-                                                                                : ir::Memory::Sbuf);
+    ir::Memory memory =
+        buffer_arg(a.get("buffer"), on_chip(x->tensor().memory) ? x->tensor().memory : ir::Memory::Sbuf);
     auto out = new_tile(kb, op, memory, x->shape(), dtype_arg(a.get("dtype"), op).value_or(x->tensor().dtype));
     if (fill)
       memset(kb, *out, *fill);
@@ -910,8 +912,7 @@ void add_language_functions(NkiRuntime &rt, ModuleObject &nl) {
     Args a(call, "num_programs", {"axes"});
     KernelBuilder &kb = rt.builder("num_programs");
     auto size = [&](std::int64_t axis) -> std::int64_t {
-      return axis >= 0 && static_cast<std::size_t>(axis) < kb.grid.size() ? kb.grid[static_cast<std::size_t>(axis)]
-                                                                          : 1;
+      return axis >= 0 && static_cast<std::size_t>(axis) < kb.grid.size() ? kb.grid[static_cast<std::size_t>(axis)] : 1;
     };
     const Value *axes = a.get("axes");
     if (!axes) {
@@ -971,8 +972,9 @@ void add_language_functions(NkiRuntime &rt, ModuleObject &nl) {
       total = interp.binary_op(BinOpKind::Mult, total, v);
     return total;
   });
-  for (auto [name, kind] : {std::pair{"affine_range", LoopKind::Affine}, std::pair{"sequential_range", LoopKind::Sequential},
-                            std::pair{"static_range", LoopKind::Static}}) {
+  for (auto [name, kind] :
+       {std::pair{"affine_range", LoopKind::Affine}, std::pair{"sequential_range", LoopKind::Sequential},
+        std::pair{"static_range", LoopKind::Static}}) {
     std::string op = name;
     LoopKind k = kind;
     def(nl, op, [op, k](Interpreter &, CallArgs &call) {
@@ -1049,89 +1051,90 @@ BuiltinFunction::Impl dst_form(std::string op, std::size_t probe, BuiltinFunctio
 
 void add_isa_functions(NkiRuntime &rt, ModuleObject &nisa) {
   def(nisa, "nc_matmul", dst_form("nc_matmul", 2, [&rt](Interpreter &, CallArgs &call) {
-    Args a(call, "nc_matmul", {"stationary", "moving", "is_stationary_onezero", "is_moving_onezero", "is_transpose",
-                               "mask", "dtype"});
-    auto s = as_tensor(a.required("stationary"), "nc_matmul", "stationary");
-    auto m = as_tensor(a.required("moving"), "nc_matmul", "moving");
-    return nc_matmul(rt.builder("nc_matmul"), *s, *m, "nc_matmul");
-  }));
+        Args a(call, "nc_matmul",
+               {"stationary", "moving", "is_stationary_onezero", "is_moving_onezero", "is_transpose", "mask", "dtype"});
+        auto s = as_tensor(a.required("stationary"), "nc_matmul", "stationary");
+        auto m = as_tensor(a.required("moving"), "nc_matmul", "moving");
+        return nc_matmul(rt.builder("nc_matmul"), *s, *m, "nc_matmul");
+      }));
   def(nisa, "nc_transpose", dst_form("nc_transpose", 1, [&rt](Interpreter &, CallArgs &call) {
-    Args a(call, "nc_transpose", {"data", "mask", "dtype", "engine"});
-    auto x = as_tensor(a.required("data"), "nc_transpose", "data");
-    ir::Engine engine = ir::Engine::Tensor;
-    if (const Value *e = a.get("engine"))
-      if (e->kind == Value::Kind::Str && e->str_text() == "vector_engine")
-        engine = ir::Engine::Vector;
-    return transpose(rt.builder("nc_transpose"), *x, "nc_transpose", engine);
-  }));
+        Args a(call, "nc_transpose", {"data", "mask", "dtype", "engine"});
+        auto x = as_tensor(a.required("data"), "nc_transpose", "data");
+        ir::Engine engine = ir::Engine::Tensor;
+        if (const Value *e = a.get("engine"))
+          if (e->kind == Value::Kind::Str && e->str_text() == "vector_engine")
+            engine = ir::Engine::Vector;
+        return transpose(rt.builder("nc_transpose"), *x, "nc_transpose", engine);
+      }));
   def(nisa, "activation", dst_form("activation", 0, [&rt](Interpreter &, CallArgs &call) {
-    Args a(call, "activation", {"op", "data", "bias", "scale", "reduce_op", "reduce_res", "reduce_cmd", "mask",
-                                "dtype"});
-    std::string func = op_name(a.required("op"), "activation", "op");
-    auto x = as_tensor(a.required("data"), "activation", "data");
-    return activation(rt.builder("activation"), func, *x, dtype_arg(a.get("dtype"), "activation"), a.get("bias"),
-                      a.get("scale"), "activation");
-  }));
+        Args a(call, "activation",
+               {"op", "data", "bias", "scale", "reduce_op", "reduce_res", "reduce_cmd", "mask", "dtype"});
+        std::string func = op_name(a.required("op"), "activation", "op");
+        auto x = as_tensor(a.required("data"), "activation", "data");
+        return activation(rt.builder("activation"), func, *x, dtype_arg(a.get("dtype"), "activation"), a.get("bias"),
+                          a.get("scale"), "activation");
+      }));
   def(nisa, "tensor_tensor", dst_form("tensor_tensor", 2, [&rt](Interpreter &, CallArgs &call) {
-    Args a(call, "tensor_tensor", {"data1", "data2", "op", "mask", "dtype"});
-    auto x = as_tensor(a.required("data1"), "tensor_tensor", "data1");
-    auto y = as_tensor(a.required("data2"), "tensor_tensor", "data2");
-    std::string op = op_name(a.required("op"), "tensor_tensor", "op");
-    return tensor_tensor(rt.builder("tensor_tensor"), op, *x, *y, dtype_arg(a.get("dtype"), "tensor_tensor"), "data1",
-                         "data2", "tensor_tensor");
-  }));
+        Args a(call, "tensor_tensor", {"data1", "data2", "op", "mask", "dtype"});
+        auto x = as_tensor(a.required("data1"), "tensor_tensor", "data1");
+        auto y = as_tensor(a.required("data2"), "tensor_tensor", "data2");
+        std::string op = op_name(a.required("op"), "tensor_tensor", "op");
+        return tensor_tensor(rt.builder("tensor_tensor"), op, *x, *y, dtype_arg(a.get("dtype"), "tensor_tensor"),
+                             "data1", "data2", "tensor_tensor");
+      }));
   def(nisa, "tensor_scalar", dst_form("tensor_scalar", 1, [&rt](Interpreter &, CallArgs &call) {
-    Args a(call, "tensor_scalar", {"data", "op0", "operand0", "reverse0", "op1", "operand1", "reverse1", "mask",
-                                   "dtype", "engine"});
-    auto x = as_tensor(a.required("data"), "tensor_scalar", "data");
-    require_on_chip(*x, "tensor_scalar", "data");
-    KernelBuilder &kb = rt.builder("tensor_scalar");
-    std::vector<std::pair<std::string, PyConstant>> attrs;
-    std::vector<ir::AccessPattern> src = {x->ap};
-    auto operand = [&](const char *op_param, const char *operand_param, const char *reverse_param) {
-      attrs.emplace_back(op_param, PyConstant::str(op_name(a.required(op_param), "tensor_scalar", op_param)));
-      const Value &v = a.required(operand_param);
-      if (auto t = v.shared_as<TensorRef>()) {
-        // A [P, 1] tile supplies one scalar per partition.
-        if (t->shape()[0] != x->shape()[0])
-          raise_error("err_num_partition_mismatch",
-                      fmt::format("number of partitions (dimension 0 size of a tile) mismatch in parameters (data{}, "
-                                  "{}{}) of 'tensor_scalar'",
-                                  shape_text(x->shape()), operand_param, shape_text(t->shape())));
-        src.push_back(broadcast_view(*t, x->shape()));
-        attrs.emplace_back(operand_param, PyConstant::str("tile"));
-      } else {
-        attrs.emplace_back(operand_param, scalar_constant(v));
-      }
-      const Value *r = a.get(reverse_param);
-      attrs.emplace_back(reverse_param, PyConstant::boolean(r && r->kind == Value::Kind::Bool && r->b));
-    };
-    operand("op0", "operand0", "reverse0");
-    if (a.get("op1"))
-      operand("op1", "operand1", "reverse1");
-    auto out = new_tile(kb, "tensor_scalar", ir::Memory::Sbuf, x->shape(),
-                        dtype_arg(a.get("dtype"), "tensor_scalar").value_or(x->tensor().dtype));
-    kb.emit(instruction(ir::Opcode::TensorScalar, ir::Engine::Vector, {out->ap}, std::move(src), std::move(attrs)));
-    return Value::object(out);
-  }));
+        Args a(call, "tensor_scalar",
+               {"data", "op0", "operand0", "reverse0", "op1", "operand1", "reverse1", "mask", "dtype", "engine"});
+        auto x = as_tensor(a.required("data"), "tensor_scalar", "data");
+        require_on_chip(*x, "tensor_scalar", "data");
+        KernelBuilder &kb = rt.builder("tensor_scalar");
+        std::vector<std::pair<std::string, PyConstant>> attrs;
+        std::vector<ir::AccessPattern> src = {x->ap};
+        auto operand = [&](const char *op_param, const char *operand_param, const char *reverse_param) {
+          attrs.emplace_back(op_param, PyConstant::str(op_name(a.required(op_param), "tensor_scalar", op_param)));
+          const Value &v = a.required(operand_param);
+          if (auto t = v.shared_as<TensorRef>()) {
+            // A [P, 1] tile supplies one scalar per partition.
+            if (t->shape()[0] != x->shape()[0])
+              raise_error(
+                  "err_num_partition_mismatch",
+                  fmt::format("number of partitions (dimension 0 size of a tile) mismatch in parameters (data{}, "
+                              "{}{}) of 'tensor_scalar'",
+                              shape_text(x->shape()), operand_param, shape_text(t->shape())));
+            src.push_back(broadcast_view(*t, x->shape()));
+            attrs.emplace_back(operand_param, PyConstant::str("tile"));
+          } else {
+            attrs.emplace_back(operand_param, scalar_constant(v));
+          }
+          const Value *r = a.get(reverse_param);
+          attrs.emplace_back(reverse_param, PyConstant::boolean(r && r->kind == Value::Kind::Bool && r->b));
+        };
+        operand("op0", "operand0", "reverse0");
+        if (a.get("op1"))
+          operand("op1", "operand1", "reverse1");
+        auto out = new_tile(kb, "tensor_scalar", ir::Memory::Sbuf, x->shape(),
+                            dtype_arg(a.get("dtype"), "tensor_scalar").value_or(x->tensor().dtype));
+        kb.emit(instruction(ir::Opcode::TensorScalar, ir::Engine::Vector, {out->ap}, std::move(src), std::move(attrs)));
+        return Value::object(out);
+      }));
   def(nisa, "tensor_reduce", dst_form("tensor_reduce", 0, [&rt](Interpreter &, CallArgs &call) {
-    Args a(call, "tensor_reduce", {"op", "data", "axis", "mask", "dtype", "negate", "keepdims"});
-    std::string op = op_name(a.required("op"), "tensor_reduce", "op");
-    auto x = as_tensor(a.required("data"), "tensor_reduce", "data");
-    auto flag = [&](const char *n) { return a.get(n) && a.get(n)->kind == Value::Kind::Bool && a.get(n)->b; };
-    return reduce(rt.builder("tensor_reduce"), op, *x, a.required("axis"), flag("keepdims"), flag("negate"),
-                  dtype_arg(a.get("dtype"), "tensor_reduce"), "tensor_reduce");
-  }));
+        Args a(call, "tensor_reduce", {"op", "data", "axis", "mask", "dtype", "negate", "keepdims"});
+        std::string op = op_name(a.required("op"), "tensor_reduce", "op");
+        auto x = as_tensor(a.required("data"), "tensor_reduce", "data");
+        auto flag = [&](const char *n) { return a.get(n) && a.get(n)->kind == Value::Kind::Bool && a.get(n)->b; };
+        return reduce(rt.builder("tensor_reduce"), op, *x, a.required("axis"), flag("keepdims"), flag("negate"),
+                      dtype_arg(a.get("dtype"), "tensor_reduce"), "tensor_reduce");
+      }));
   def(nisa, "tensor_copy", dst_form("tensor_copy", 1, [&rt](Interpreter &, CallArgs &call) {
-    Args a(call, "tensor_copy", {"src", "mask", "dtype", "engine"});
-    auto x = as_tensor(a.required("src"), "tensor_copy", "src");
-    require_on_chip(*x, "tensor_copy", "src");
-    KernelBuilder &kb = rt.builder("tensor_copy");
-    auto out = new_tile(kb, "tensor_copy", ir::Memory::Sbuf, x->shape(),
-                        dtype_arg(a.get("dtype"), "tensor_copy").value_or(x->tensor().dtype));
-    kb.emit(instruction(ir::Opcode::TensorCopy, ir::Engine::Vector, {out->ap}, {x->ap}));
-    return Value::object(out);
-  }));
+        Args a(call, "tensor_copy", {"src", "mask", "dtype", "engine"});
+        auto x = as_tensor(a.required("src"), "tensor_copy", "src");
+        require_on_chip(*x, "tensor_copy", "src");
+        KernelBuilder &kb = rt.builder("tensor_copy");
+        auto out = new_tile(kb, "tensor_copy", ir::Memory::Sbuf, x->shape(),
+                            dtype_arg(a.get("dtype"), "tensor_copy").value_or(x->tensor().dtype));
+        kb.emit(instruction(ir::Opcode::TensorCopy, ir::Engine::Vector, {out->ap}, {x->ap}));
+        return Value::object(out);
+      }));
   def(nisa, "memset", [&rt](Interpreter &, CallArgs &call) {
     // The new API's `nisa.memset(dst=t, value=0)` fills an existing tile.
     if (call.keyword("dst") || (!call.positional.empty() && call.positional[0].as<TensorRef>())) {
@@ -1154,72 +1157,72 @@ void add_isa_functions(NkiRuntime &rt, ModuleObject &nisa) {
     return Value::object(out);
   });
   def(nisa, "iota", dst_form("iota", 0, [&rt](Interpreter &, CallArgs &call) {
-    Args a(call, "iota", {"expr", "dtype", "mask"});
-    auto dtype = dtype_arg(a.get("dtype"), "iota");
-    if (!dtype)
-      raise_error("TypeError", "iota() missing required argument 'dtype'");
-    auto *ix = a.required("expr").as<IndexObject>();
-    if (!ix)
-      raise_error("TypeError", "the 'expr' of 'iota' must be an index expression such as nl.arange(128)[:, None]");
-    std::vector<std::int64_t> shape;
-    for (int i = 0; i < ix->rank; ++i)
-      shape.push_back(i == ix->axis ? ix->count : 1);
-    if (shape.size() == 1)
-      shape.push_back(1);
-    KernelBuilder &kb = rt.builder("iota");
-    auto out = new_tile(kb, "iota", ir::Memory::Sbuf, shape, *dtype);
-    kb.emit(instruction(ir::Opcode::Iota, ir::Engine::GpSimd, {out->ap}, {},
-                        {{"start", PyConstant::str(ix->start.text())}, {"step", PyConstant::integer(ix->step)}}));
-    return Value::object(out);
-  }));
+        Args a(call, "iota", {"expr", "dtype", "mask"});
+        auto dtype = dtype_arg(a.get("dtype"), "iota");
+        if (!dtype)
+          raise_error("TypeError", "iota() missing required argument 'dtype'");
+        auto *ix = a.required("expr").as<IndexObject>();
+        if (!ix)
+          raise_error("TypeError", "the 'expr' of 'iota' must be an index expression such as nl.arange(128)[:, None]");
+        std::vector<std::int64_t> shape;
+        for (int i = 0; i < ix->rank; ++i)
+          shape.push_back(i == ix->axis ? ix->count : 1);
+        if (shape.size() == 1)
+          shape.push_back(1);
+        KernelBuilder &kb = rt.builder("iota");
+        auto out = new_tile(kb, "iota", ir::Memory::Sbuf, shape, *dtype);
+        kb.emit(instruction(ir::Opcode::Iota, ir::Engine::GpSimd, {out->ap}, {},
+                            {{"start", PyConstant::str(ix->start.text())}, {"step", PyConstant::integer(ix->step)}}));
+        return Value::object(out);
+      }));
   def(nisa, "affine_select", dst_form("affine_select", 0, [&rt](Interpreter &, CallArgs &call) {
-    Args a(call, "affine_select", {"pred", "on_true_tile", "on_false_value", "mask", "dtype"});
-    auto *pred = a.required("pred").as<MaskObject>();
-    if (!pred)
-      raise_error("TypeError", "the 'pred' of 'affine_select' must be an affine predicate on index tiles");
-    auto x = as_tensor(a.required("on_true_tile"), "affine_select", "on_true_tile");
-    require_on_chip(*x, "affine_select", "on_true_tile");
-    KernelBuilder &kb = rt.builder("affine_select");
-    auto out = new_tile(kb, "affine_select", ir::Memory::Sbuf, x->shape(),
-                        dtype_arg(a.get("dtype"), "affine_select").value_or(x->tensor().dtype));
-    kb.emit(instruction(ir::Opcode::AffineSelect, ir::Engine::GpSimd, {out->ap}, {x->ap},
-                        {{"pred", PyConstant::str(pred->text)},
-                         {"on_false_value", scalar_constant(a.required("on_false_value"))}}));
-    return Value::object(out);
-  }));
+        Args a(call, "affine_select", {"pred", "on_true_tile", "on_false_value", "mask", "dtype"});
+        auto *pred = a.required("pred").as<MaskObject>();
+        if (!pred)
+          raise_error("TypeError", "the 'pred' of 'affine_select' must be an affine predicate on index tiles");
+        auto x = as_tensor(a.required("on_true_tile"), "affine_select", "on_true_tile");
+        require_on_chip(*x, "affine_select", "on_true_tile");
+        KernelBuilder &kb = rt.builder("affine_select");
+        auto out = new_tile(kb, "affine_select", ir::Memory::Sbuf, x->shape(),
+                            dtype_arg(a.get("dtype"), "affine_select").value_or(x->tensor().dtype));
+        kb.emit(instruction(ir::Opcode::AffineSelect, ir::Engine::GpSimd, {out->ap}, {x->ap},
+                            {{"pred", PyConstant::str(pred->text)},
+                             {"on_false_value", scalar_constant(a.required("on_false_value"))}}));
+        return Value::object(out);
+      }));
   def(nisa, "bn_stats", dst_form("bn_stats", 1, [&rt](Interpreter &, CallArgs &call) {
-    Args a(call, "bn_stats", {"data", "mask", "dtype"});
-    auto x = as_tensor(a.required("data"), "bn_stats", "data");
-    require_on_chip(*x, "bn_stats", "data");
-    std::vector<std::int64_t> s = x->shape();
-    if (s.size() != 2)
-      raise_error("err_exceed_max_supported_dimension",
-                  fmt::format("parameter '{}' of 'bn_stats' exceed max supported number of dimensions of 2.",
-                              x->describe()));
-    if (s[1] > 512)
-      raise_error("err_size_of_dimension_exceed_arch_limit",
-                  fmt::format("size of dimension 1 in '{}' of 'bn_stats' exceed architecture limitation of 512.",
-                              x->describe()));
-    KernelBuilder &kb = rt.builder("bn_stats");
-    auto out = new_tile(kb, "bn_stats", ir::Memory::Sbuf, {s[0], 6},
-                        dtype_arg(a.get("dtype"), "bn_stats").value_or(x->tensor().dtype));
-    kb.emit(instruction(ir::Opcode::BnStats, ir::Engine::Vector, {out->ap}, {x->ap}));
-    return Value::object(out);
-  }));
+        Args a(call, "bn_stats", {"data", "mask", "dtype"});
+        auto x = as_tensor(a.required("data"), "bn_stats", "data");
+        require_on_chip(*x, "bn_stats", "data");
+        std::vector<std::int64_t> s = x->shape();
+        if (s.size() != 2)
+          raise_error("err_exceed_max_supported_dimension",
+                      fmt::format("parameter '{}' of 'bn_stats' exceed max supported number of dimensions of 2.",
+                                  x->describe()));
+        if (s[1] > 512)
+          raise_error("err_size_of_dimension_exceed_arch_limit",
+                      fmt::format("size of dimension 1 in '{}' of 'bn_stats' exceed architecture limitation of 512.",
+                                  x->describe()));
+        KernelBuilder &kb = rt.builder("bn_stats");
+        auto out = new_tile(kb, "bn_stats", ir::Memory::Sbuf, {s[0], 6},
+                            dtype_arg(a.get("dtype"), "bn_stats").value_or(x->tensor().dtype));
+        kb.emit(instruction(ir::Opcode::BnStats, ir::Engine::Vector, {out->ap}, {x->ap}));
+        return Value::object(out);
+      }));
   def(nisa, "bn_aggr", dst_form("bn_aggr", 1, [&rt](Interpreter &, CallArgs &call) {
-    Args a(call, "bn_aggr", {"data", "mask", "dtype"});
-    auto x = as_tensor(a.required("data"), "bn_aggr", "data");
-    require_on_chip(*x, "bn_aggr", "data");
-    std::vector<std::int64_t> s = x->shape();
-    if (s.size() != 2 || s[1] % 6 != 0)
-      raise_error("ValueError", fmt::format("the data of 'bn_aggr' must be [P, 6*k] bn_stats results, got {}",
-                                            x->describe()));
-    KernelBuilder &kb = rt.builder("bn_aggr");
-    auto out = new_tile(kb, "bn_aggr", ir::Memory::Sbuf, {s[0], 2},
-                        dtype_arg(a.get("dtype"), "bn_aggr").value_or(x->tensor().dtype));
-    kb.emit(instruction(ir::Opcode::BnAggr, ir::Engine::Vector, {out->ap}, {x->ap}));
-    return Value::object(out);
-  }));
+        Args a(call, "bn_aggr", {"data", "mask", "dtype"});
+        auto x = as_tensor(a.required("data"), "bn_aggr", "data");
+        require_on_chip(*x, "bn_aggr", "data");
+        std::vector<std::int64_t> s = x->shape();
+        if (s.size() != 2 || s[1] % 6 != 0)
+          raise_error("ValueError",
+                      fmt::format("the data of 'bn_aggr' must be [P, 6*k] bn_stats results, got {}", x->describe()));
+        KernelBuilder &kb = rt.builder("bn_aggr");
+        auto out = new_tile(kb, "bn_aggr", ir::Memory::Sbuf, {s[0], 2},
+                            dtype_arg(a.get("dtype"), "bn_aggr").value_or(x->tensor().dtype));
+        kb.emit(instruction(ir::Opcode::BnAggr, ir::Engine::Vector, {out->ap}, {x->ap}));
+        return Value::object(out);
+      }));
   def(nisa, "dma_copy", [&rt](Interpreter &, CallArgs &call) {
     Args a(call, "dma_copy", {"dst", "src", "mask", "dst_rmw_op", "oob_mode", "dge_mode"});
     auto dst = as_tensor(a.required("dst"), "dma_copy", "dst");
@@ -1227,8 +1230,8 @@ void add_isa_functions(NkiRuntime &rt, ModuleObject &nisa) {
     if (dst->shape() != src->shape())
       raise_error("ValueError", fmt::format("'dma_copy' needs equal shapes, got dst {} and src {}", dst->describe(),
                                             src->describe()));
-    rt.builder("dma_copy").emit(instruction(ir::Opcode::DmaCopy, ir::Engine::Sync, {dst->ap}, {src->ap},
-                                            with_mask({}, a.get("mask"))));
+    rt.builder("dma_copy")
+        .emit(instruction(ir::Opcode::DmaCopy, ir::Engine::Sync, {dst->ap}, {src->ap}, with_mask({}, a.get("mask"))));
     return Value::none();
   });
   // Engine selectors (`engine=nisa.vector_engine`).

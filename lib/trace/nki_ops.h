@@ -13,8 +13,8 @@ std::optional<Value> tensor_method(Interpreter &interp, std::shared_ptr<TensorRe
 void assign_to_view(Interpreter &interp, TensorRef &target, const Value &value, std::optional<python::BinOpKind> op);
 
 /// Python operators on tiles (`a + b`, `x * 0.125`, `1.0 / s`, `-x`).
-std::optional<Value> tensor_binary_operator(Interpreter &interp, std::shared_ptr<TensorRef> self,
-                                            python::BinOpKind op, const Value &other, bool reflected);
+std::optional<Value> tensor_binary_operator(Interpreter &interp, std::shared_ptr<TensorRef> self, python::BinOpKind op,
+                                            const Value &other, bool reflected);
 std::optional<Value> tensor_unary_operator(Interpreter &interp, std::shared_ptr<TensorRef> self,
                                            python::UnaryOpKind op);
 

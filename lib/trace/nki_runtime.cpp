@@ -151,9 +151,10 @@ void NkiRuntime::build_modules() {
   nl->globals().set("fp16", *nl->globals().find_local("float16"));
   np->globals().set("bool", *np->globals().find_local("bool_"));
 
-  for (auto [name, memory] : {std::pair{"sbuf", ir::Memory::Sbuf}, std::pair{"psum", ir::Memory::Psum},
-                              std::pair{"shared_hbm", ir::Memory::SharedHbm}, std::pair{"private_hbm", ir::Memory::PrivateHbm},
-                              std::pair{"hbm", ir::Memory::PrivateHbm}})
+  for (auto [name, memory] :
+       {std::pair{"sbuf", ir::Memory::Sbuf}, std::pair{"psum", ir::Memory::Psum},
+        std::pair{"shared_hbm", ir::Memory::SharedHbm}, std::pair{"private_hbm", ir::Memory::PrivateHbm},
+        std::pair{"hbm", ir::Memory::PrivateHbm}})
     nl->globals().set(name, Value::object(std::make_shared<BufferObject>(memory)));
 
   // nl.tile_size: the hardware constants of reference/nki.md (SBUF size depends on the target).
@@ -163,8 +164,8 @@ void NkiRuntime::build_modules() {
     std::string_view type_name() const override { return "tile_size"; }
     std::optional<Value> get_attr(Interpreter &, std::string_view name) override {
       static const std::pair<std::string_view, std::int64_t> kConstants[] = {
-          {"pmax", 128}, {"gemm_stationary_fmax", 128}, {"gemm_moving_fmax", 512}, {"psum_fmax", 512},
-          {"bn_stats_fmax", 512}, {"psum_min_align", 4}, {"sbuf_min_align", 1}};
+          {"pmax", 128},          {"gemm_stationary_fmax", 128}, {"gemm_moving_fmax", 512}, {"psum_fmax", 512},
+          {"bn_stats_fmax", 512}, {"psum_min_align", 4},         {"sbuf_min_align", 1}};
       for (auto [n, v] : kConstants)
         if (n == name)
           return Value::integer(v);

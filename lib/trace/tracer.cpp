@@ -169,10 +169,10 @@ struct Tracer::Impl {
       Diagnostic n;
       n.severity = Severity::Note;
       n.loc = call->loc;
-      n.message = call->is_external()
-                      ? fmt::format("while tracing call {} of kernel '{}'", call->index, call->external().kernel)
-                      : fmt::format("while tracing call {} of internal kernel '{}'", call->index,
-                                    call->internal().internal);
+      n.message =
+          call->is_external()
+              ? fmt::format("while tracing call {} of kernel '{}'", call->index, call->external().kernel)
+              : fmt::format("while tracing call {} of internal kernel '{}'", call->index, call->internal().internal);
       d.notes.push_back(std::move(n));
     }
     diags.report(std::move(d));
@@ -183,8 +183,7 @@ struct Tracer::Impl {
     for (std::size_t i = 0; i < modules.size(); ++i) {
       try {
         // `__name__` is the file's stem, never "__main__": host code under the guard never runs.
-        module_objects.push_back(
-            interp->run_module(modules[i], file_stem(sources.name(modules[i].file))));
+        module_objects.push_back(interp->run_module(modules[i], file_stem(sources.name(modules[i].file))));
       } catch (const TraceError &e) {
         report(e, nullptr);
         module_objects.push_back(nullptr);
@@ -328,8 +327,9 @@ struct Tracer::Impl {
     const python::FunctionDefStmt *def = source.function(entry.entry);
     Value *fn = module != registry_modules.end() ? module->second->globals().find_local(entry.entry) : nullptr;
     if (!def || !fn || (!fn->as<JitKernel>() && !fn->as<FunctionObject>())) {
-      diags.error(c.internal_loc, fmt::format("registry kernel '{}' names entry '{}', which '{}' does not define",
-                                              entry.func_name, entry.entry, sources.name(source.file)),
+      diags.error(c.internal_loc,
+                  fmt::format("registry kernel '{}' names entry '{}', which '{}' does not define", entry.func_name,
+                              entry.entry, sources.name(source.file)),
                   "registry");
       return nullptr;
     }
@@ -439,8 +439,8 @@ struct Tracer::Impl {
   bool finish(const Call &call, KernelBuilder &kb, KernelTrace &result) {
     drop_unused_tiles(kb.fn);
     number_tile_names(kb.fn);
-    if (auto failure = ir::allocate_on_chip(kb.fn, target.info->sbuf_bytes_per_partition,
-                                            target.info->psum_bytes_per_partition)) {
+    if (auto failure =
+            ir::allocate_on_chip(kb.fn, target.info->sbuf_bytes_per_partition, target.info->psum_bytes_per_partition)) {
       const ir::Tensor &t = kb.fn.tensors[failure->tensor];
       TraceError err;
       err.loc = t.loc;
@@ -475,9 +475,10 @@ struct Tracer::Impl {
     for (std::size_t i = 0; i < items.size(); ++i) {
       auto *t = items[i].as<TensorRef>();
       if (!t)
-        raise_error("TypeError", fmt::format("kernel '{}' must return tensors, but return value {} is '{}'", kernel, i,
-                                             type_name(items[i])),
-                    def_loc);
+        raise_error(
+            "TypeError",
+            fmt::format("kernel '{}' must return tensors, but return value {} is '{}'", kernel, i, type_name(items[i])),
+            def_loc);
       ir::Tensor &tensor = kb.fn.tensors[t->ap.tensor];
       // Located where the kernel created the tensor it returns.
       if (tensor.memory != ir::Memory::SharedHbm)

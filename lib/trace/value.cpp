@@ -131,11 +131,16 @@ DictData::~DictData() {
 
 std::string_view loop_kind_name(LoopKind kind) {
   switch (kind) {
-  case LoopKind::None: return "none";
-  case LoopKind::Range: return "range";
-  case LoopKind::Affine: return "affine_range";
-  case LoopKind::Sequential: return "sequential_range";
-  case LoopKind::Static: return "static_range";
+  case LoopKind::None:
+    return "none";
+  case LoopKind::Range:
+    return "range";
+  case LoopKind::Affine:
+    return "affine_range";
+  case LoopKind::Sequential:
+    return "sequential_range";
+  case LoopKind::Static:
+    return "static_range";
   }
   return "none";
 }
@@ -178,17 +183,28 @@ std::string Object::repr() const { return "<" + std::string(type_name()) + " obj
 
 std::string_view type_name(const Value &v) {
   switch (v.kind) {
-  case Value::Kind::None: return "NoneType";
-  case Value::Kind::Bool: return "bool";
-  case Value::Kind::Int: return "int";
-  case Value::Kind::Float: return "float";
-  case Value::Kind::Str: return "str";
-  case Value::Kind::Tuple: return "tuple";
-  case Value::Kind::List: return "list";
-  case Value::Kind::Dict: return "dict";
-  case Value::Kind::Slice: return "slice";
-  case Value::Kind::Ellipsis: return "ellipsis";
-  case Value::Kind::Object: return v.object()->type_name();
+  case Value::Kind::None:
+    return "NoneType";
+  case Value::Kind::Bool:
+    return "bool";
+  case Value::Kind::Int:
+    return "int";
+  case Value::Kind::Float:
+    return "float";
+  case Value::Kind::Str:
+    return "str";
+  case Value::Kind::Tuple:
+    return "tuple";
+  case Value::Kind::List:
+    return "list";
+  case Value::Kind::Dict:
+    return "dict";
+  case Value::Kind::Slice:
+    return "slice";
+  case Value::Kind::Ellipsis:
+    return "ellipsis";
+  case Value::Kind::Object:
+    return v.object()->type_name();
   }
   return "object";
 }
@@ -210,13 +226,27 @@ bool in_repr(const HeapData *p) { return std::find(g_repr_stack.begin(), g_repr_
 
 void append_repr(std::string &out, const Value &v) {
   switch (v.kind) {
-  case Value::Kind::None: out += "None"; return;
-  case Value::Kind::Bool: out += v.b ? "True" : "False"; return;
-  case Value::Kind::Int: out += std::to_string(v.i); return;
-  case Value::Kind::Float: append_py_float_repr(out, v.f); return;
-  case Value::Kind::Str: append_py_str_repr(out, v.str_text()); return;
-  case Value::Kind::Ellipsis: out += "Ellipsis"; return;
-  case Value::Kind::Object: out += v.object()->repr(); return;
+  case Value::Kind::None:
+    out += "None";
+    return;
+  case Value::Kind::Bool:
+    out += v.b ? "True" : "False";
+    return;
+  case Value::Kind::Int:
+    out += std::to_string(v.i);
+    return;
+  case Value::Kind::Float:
+    append_py_float_repr(out, v.f);
+    return;
+  case Value::Kind::Str:
+    append_py_str_repr(out, v.str_text());
+    return;
+  case Value::Kind::Ellipsis:
+    out += "Ellipsis";
+    return;
+  case Value::Kind::Object:
+    out += v.object()->repr();
+    return;
   case Value::Kind::Slice: {
     const SliceData &s = v.slice_data();
     out += "slice(";

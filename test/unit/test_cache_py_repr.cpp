@@ -76,7 +76,7 @@ TEST_CASE("py_repr: unassigned code points are escaped", "[cache][py_repr]") {
 TEST_CASE("py_repr: printable non-ASCII is copied", "[cache][py_repr]") {
   CHECK(str_repr("😀") == "'😀'");
   CHECK(str_repr("中文") == "'中文'");
-  CHECK(str_repr("e\u0301") == "'e\u0301'"); // a combining mark is printable
+  CHECK(str_repr("e\u0301") == "'e\u0301'");       // a combining mark is printable
   CHECK(str_repr("\U00030000") == "'\U00030000'"); // CJK extension G, Unicode 13
   CHECK(str_repr("a\u200bb😀'") == "\"a\\u200bb😀'\"");
 }
@@ -134,8 +134,7 @@ TEST_CASE("py_repr: containers", "[cache][py_repr]") {
   CHECK(py_repr(PyConstant::list({i(1)})) == "[1]");
   CHECK(py_repr(PyConstant::list({i(1), i(2)})) == "[1, 2]");
   CHECK(py_repr(PyConstant::make_dict({})) == "{}");
-  CHECK(py_repr(PyConstant::make_dict({{"a", i(1)}, {"b", PyConstant::tuple({i(2)})}})) ==
-        "{'a': 1, 'b': (2,)}");
+  CHECK(py_repr(PyConstant::make_dict({{"a", i(1)}, {"b", PyConstant::tuple({i(2)})}})) == "{'a': 1, 'b': (2,)}");
   // Dicts keep document order; keys use the str repr.
   CHECK(py_repr(PyConstant::make_dict({{"z", i(1)}, {"it's", i(2)}})) == "{'z': 1, \"it's\": 2}");
   CHECK(py_repr(PyConstant::tuple({PyConstant::tuple({})})) == "((),)");
@@ -143,10 +142,9 @@ TEST_CASE("py_repr: containers", "[cache][py_repr]") {
   // The shape the cache hashes: a sorted list of (name, component) pairs.
   auto key = PyConstant::list({
       PyConstant::tuple({s("a"), PyConstant::make_dict({{"x", PyConstant::list({i(1), PyConstant::floating(2.0),
-                                                                               PyConstant::none()})}})}),
+                                                                                PyConstant::none()})}})}),
       PyConstant::tuple({s("b"), PyConstant::tuple({PyConstant::tuple({})})}),
-      PyConstant::tuple({s("c"), PyConstant::list({PyConstant::boolean(true), PyConstant::boolean(false),
-                                                  s("q'\"")})}),
+      PyConstant::tuple({s("c"), PyConstant::list({PyConstant::boolean(true), PyConstant::boolean(false), s("q'\"")})}),
   });
   CHECK(py_repr(key) == "[('a', {'x': [1, 2.0, None]}), ('b', ((),)), ('c', [True, False, 'q\\'\"'])]");
 

@@ -75,8 +75,7 @@ TEST_CASE("a file cut short says so and what was expected", "[manifest]") {
 TEST_CASE("a string fault names the byte that caused it", "[manifest]") {
   CHECK(Parsed("[\"a\tb\"]").first_error() == "1:4 unescaped control character U+0009 in string; write it as \\t");
   CHECK(Parsed("[\"a\fb\"]").first_error() == "1:4 unescaped control character U+000C in string; write it as \\f");
-  CHECK(Parsed("[\"a\x01\"]").first_error() ==
-        "1:4 unescaped control character U+0001 in string; write it as \\u0001");
+  CHECK(Parsed("[\"a\x01\"]").first_error() == "1:4 unescaped control character U+0001 in string; write it as \\u0001");
   CHECK(Parsed("[\"ab\n\"]").first_error() ==
         "1:5 unterminated string: a JSON string cannot span lines (write a line break as \\n)");
   CHECK(Parsed("[\"ab\r\n\"]").first_error() ==
@@ -106,8 +105,7 @@ TEST_CASE("numbers beyond int64 or double are named as such", "[manifest]") {
 
 TEST_CASE("duplicate keys are an error at the second key", "[manifest]") {
   CHECK(Parsed("{\"a\": 1, \"a\": 2}").first_error() == "1:10 duplicate key 'a' in object");
-  CHECK(Parsed("{\"a\\n\\u001b\": 1, \"a\\n\\u001b\": 2}").first_error() ==
-        "1:18 duplicate key 'a\\n\\x1b' in object");
+  CHECK(Parsed("{\"a\\n\\u001b\": 1, \"a\\n\\u001b\": 2}").first_error() == "1:18 duplicate key 'a\\n\\x1b' in object");
 }
 
 TEST_CASE("a lone surrogate escape is rejected", "[manifest]") {

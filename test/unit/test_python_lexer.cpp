@@ -121,11 +121,14 @@ TEST_CASE("tokenizer errors", "[python][lexer]") {
   CHECK(lex_error("x = 1\n\\") == "7: unexpected EOF while parsing");
   CHECK(lex_error("x = \xE2\x82\xAC\n") == "4: invalid character '\xE2\x82\xAC' (U+20AC)");
   CHECK(lex_error("x = \xE2\x80\x9Chi\xE2\x80\x9D\n") == "4: invalid character '\xE2\x80\x9C' (U+201C)");
-  CHECK(lex_error("x =\xC2\xA0" "1\n") == "3: invalid non-printable character U+00A0");
+  CHECK(lex_error("x =\xC2\xA0"
+                  "1\n") == "3: invalid non-printable character U+00A0");
   CHECK(lex_error("x = \x01\n") == "4: invalid non-printable character U+0001");
   CHECK(lex_error(std::string_view("x = \0\n", 6)) == "4: source code cannot contain null bytes");
-  CHECK(lex_error("x = '\xFF'\n") == "5: (unicode error) 'utf-8' codec can't decode byte 0xff in position 5: invalid start byte");
-  CHECK(lex_error("x = 1\xC3") == "5: (unicode error) 'utf-8' codec can't decode byte 0xc3 in position 5: unexpected end of data");
+  CHECK(lex_error("x = '\xFF'\n") ==
+        "5: (unicode error) 'utf-8' codec can't decode byte 0xff in position 5: invalid start byte");
+  CHECK(lex_error("x = 1\xC3") ==
+        "5: (unicode error) 'utf-8' codec can't decode byte 0xc3 in position 5: unexpected end of data");
 }
 
 TEST_CASE("bracket and indentation depth are bounded", "[python][lexer]") {

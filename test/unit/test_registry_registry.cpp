@@ -86,8 +86,8 @@ TEST_CASE("the shipped registry holds the four kernels and how their arguments m
   INFO(Catch::Detail::stringify(l.errors()));
   REQUIRE(l.ok);
   CHECK(l.registry.files() == Strings{kShipped + "/registry.json"});
-  CHECK(l.registry.names() == Strings{"blockwise_mm", "conv2d_pbp_3x3", "resize_nearest_fixed_dma_kernel",
-                                      "tiled_dve_transpose_10"});
+  CHECK(l.registry.names() ==
+        Strings{"blockwise_mm", "conv2d_pbp_3x3", "resize_nearest_fixed_dma_kernel", "tiled_dve_transpose_10"});
   using K = RegistryArg::Kind;
 
   const RegistryEntry *t = l.registry.find("tiled_dve_transpose_10");
@@ -295,15 +295,13 @@ TEST_CASE("registry errors: positional arguments", "[registry]") {
   auto args = [](const std::string &text) {
     return entry_errors(R"({"source": "k.py", "entry": "k", "args": )" + text + "}");
   };
-  const std::string forms =
-      "({\"operand\": i}, {\"result_dim\": [i, d]}, {\"attr\": name} or {\"const\": value})";
+  const std::string forms = "({\"operand\": i}, {\"result_dim\": [i, d]}, {\"attr\": name} or {\"const\": value})";
   CHECK(args("{}") == Strings{"2:42 /kernels/k/args: expected an array of arguments, found an object"});
   CHECK(args("[1]") == Strings{"2:43 /kernels/k/args/0: expected an argument " + forms + ", found a number"});
   CHECK(args("[{}]") ==
         Strings{"2:43 /kernels/k/args/0: an argument needs one of 'operand', 'result_dim', 'attr', 'const'"});
-  CHECK(args(R"([{"operan": 0}])") ==
-        Strings{"2:44 /kernels/k/args/0: unknown field 'operan'; did you mean 'operand'? "
-                "(accepted: 'operand', 'result_dim', 'attr', 'const', 'default')"});
+  CHECK(args(R"([{"operan": 0}])") == Strings{"2:44 /kernels/k/args/0: unknown field 'operan'; did you mean 'operand'? "
+                                              "(accepted: 'operand', 'result_dim', 'attr', 'const', 'default')"});
   CHECK(args(R"([{"operand": 0, "attr": "a"}])") ==
         Strings{"2:58 /kernels/k/args/0: an argument has one form, found both 'operand' and 'attr'"});
   CHECK(args(R"([{"operand": 0, "default": 1}])") ==
@@ -367,10 +365,10 @@ TEST_CASE("a registry source that is not in the folder is an I/O error at its va
                              "\"b\": {\"source\": \".\", \"entry\": \"k\"}}}\n");
   Loaded l({dir.path});
   CHECK_FALSE(l.ok);
-  CHECK(l.errors() ==
-        Strings{"2:17 /kernels/a/source: cannot read kernel source '" + dir.path +
-                    "/nope.py': no such file or directory",
-                "3:17 /kernels/b/source: cannot read kernel source '" + dir.path + "/.': is a directory"});
+  CHECK(
+      l.errors() ==
+      Strings{"2:17 /kernels/a/source: cannot read kernel source '" + dir.path + "/nope.py': no such file or directory",
+              "3:17 /kernels/b/source: cannot read kernel source '" + dir.path + "/.': is a directory"});
   for (const Diagnostic &d : l.diags.diagnostics()) {
     CHECK(d.error_class == ErrorClass::IO);
     CHECK(d.id == "registry");

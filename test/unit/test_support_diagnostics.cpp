@@ -12,8 +12,8 @@ TEST_CASE("an error renders as path:line:col, the line and a caret", "[support]"
   REQUIRE(diags.has_errors());
   CHECK(diags.exit_code() == 1);
   CHECK(render_diagnostic(diags.diagnostics()[0], sm, {}) == "k.json:2:8: error: bad value [manifest]\n"
-                                                              "  \"x\": 1\n"
-                                                              "       ^\n");
+                                                             "  \"x\": 1\n"
+                                                             "       ^\n");
 }
 
 TEST_CASE("the caret keeps tabs so it lines up", "[support]") {
@@ -56,7 +56,9 @@ TEST_CASE("bytes that are not UTF-8 are shown as '?' and the caret still lines u
 
 TEST_CASE("C1 controls and bidi overrides in the source line are shown as '?'", "[support]") {
   SourceManager sm;
-  auto f = sm.add_buffer("c", "a\xC2\x9B" "b\xE2\x80\xAE" "c");
+  auto f = sm.add_buffer("c", "a\xC2\x9B"
+                              "b\xE2\x80\xAE"
+                              "c");
   DiagnosticEngine diags(sm);
   diags.error({f, 7}, "x");
   CHECK(render_diagnostic(diags.diagnostics()[0], sm, {}) == "c:1:8: error: x\na?b?c\n    ^\n");
@@ -83,11 +85,11 @@ TEST_CASE("UTF-8 sequences are validated", "[support]") {
   CHECK(utf8_sequence_length("\xC3\xA9", 0) == 2);
   CHECK(utf8_sequence_length("\xE4\xB8\x96", 0) == 3);
   CHECK(utf8_sequence_length("\xF0\x9F\x98\x80", 0) == 4);
-  CHECK(utf8_sequence_length("\x80", 0) == 0);         // a continuation byte alone
-  CHECK(utf8_sequence_length("\xC0\xAF", 0) == 0);     // overlong '/'
-  CHECK(utf8_sequence_length("\xED\xA0\x80", 0) == 0); // a surrogate
+  CHECK(utf8_sequence_length("\x80", 0) == 0);             // a continuation byte alone
+  CHECK(utf8_sequence_length("\xC0\xAF", 0) == 0);         // overlong '/'
+  CHECK(utf8_sequence_length("\xED\xA0\x80", 0) == 0);     // a surrogate
   CHECK(utf8_sequence_length("\xF4\x90\x80\x80", 0) == 0); // above U+10FFFF
-  CHECK(utf8_sequence_length("\xE4\xB8", 0) == 0);     // cut short
+  CHECK(utf8_sequence_length("\xE4\xB8", 0) == 0);         // cut short
 }
 
 TEST_CASE("colour wraps severity and location in ANSI escapes", "[support]") {

@@ -16,7 +16,8 @@ std::string dumps(const PyConstant &v) {
 
 TEST_CASE("append_python_json matches json.dumps defaults", "[support]") {
   // Expected strings are CPython 3.11's json.dumps output.
-  CHECK(dumps(PyConstant::make_dict({{"a", PyConstant::integer(1)}, {"b", PyConstant::list({PyConstant::boolean(true), PyConstant::none()})}})) ==
+  CHECK(dumps(PyConstant::make_dict({{"a", PyConstant::integer(1)},
+                                     {"b", PyConstant::list({PyConstant::boolean(true), PyConstant::none()})}})) ==
         R"({"a": 1, "b": [true, null]})");
   CHECK(dumps(PyConstant::str("é\"\\\n\x7f\U0001F600")) == R"("\u00e9\"\\\n\u007f\ud83d\ude00")");
   CHECK(dumps(PyConstant::str(std::string("\x01\b\f", 3))) == R"("\u0001\b\f")");

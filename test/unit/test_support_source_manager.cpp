@@ -7,7 +7,10 @@ using nkicc::SourceManager;
 TEST_CASE("line_col maps byte offsets to 1-based lines and columns", "[support]") {
   SourceManager sm;
   auto f = sm.add_buffer("a.json", "ab\ncd\n\nxyz");
-  auto at = [&](std::uint32_t off) { auto lc = sm.line_col({f, off}); return std::pair{lc.line, lc.column}; };
+  auto at = [&](std::uint32_t off) {
+    auto lc = sm.line_col({f, off});
+    return std::pair{lc.line, lc.column};
+  };
   CHECK(at(0) == std::pair{1u, 1u});
   CHECK(at(1) == std::pair{1u, 2u});
   CHECK(at(2) == std::pair{1u, 3u}); // the newline itself
@@ -15,7 +18,7 @@ TEST_CASE("line_col maps byte offsets to 1-based lines and columns", "[support]"
   CHECK(at(6) == std::pair{3u, 1u});
   CHECK(at(7) == std::pair{4u, 1u});
   CHECK(at(9) == std::pair{4u, 3u});
-  CHECK(at(10) == std::pair{4u, 4u}); // end of buffer
+  CHECK(at(10) == std::pair{4u, 4u});  // end of buffer
   CHECK(at(999) == std::pair{4u, 4u}); // past the end clamps
 }
 

@@ -171,13 +171,16 @@ TEST_CASE("sequences: concatenation, repetition, indexing and slicing", "[interp
 TEST_CASE("dicts, lists and str methods", "[interp]") {
   CHECK(fcall("def f():\n  d = {'a': 1}\n  d['b'] = 2\n  d['a'] += 5\n  return d, d.get('z', 0), list(d.items())\n") ==
         "({'a': 6, 'b': 2}, 0, [('a', 6), ('b', 2)])");
-  CHECK(fcall("def f():\n  l = [3, 1]\n  l.append(2)\n  l[0] = 9\n  l += [4]\n  l.sort()\n  return l, l.pop(), len(l)\n") ==
-        "([1, 2, 4], 9, 3)");
+  CHECK(
+      fcall(
+          "def f():\n  l = [3, 1]\n  l.append(2)\n  l[0] = 9\n  l += [4]\n  l.sort()\n  return l, l.pop(), len(l)\n") ==
+      "([1, 2, 4], 9, 3)");
   CHECK(ev("', '.join(['a', 'b']), 'a b  c'.split(), 'x_y'.split('_'), ' s '.strip(), 'ab'.upper()") ==
         "('a, b', ['a', 'b', 'c'], ['x', 'y'], 's', 'AB')");
   CHECK(ev("'{} and {:>3}'.format(1, 'x')") == "'1 and   x'");
   CHECK(ev("(1, 2)[0].foo") == "1:10: AttributeError: 'int' object has no attribute 'foo'");
-  CHECK(fcall("def f():\n  t = (1, 2)\n  t[0] = 1\n") == "3:3: TypeError: 'tuple' object does not support item assignment");
+  CHECK(fcall("def f():\n  t = (1, 2)\n  t[0] = 1\n") ==
+        "3:3: TypeError: 'tuple' object does not support item assignment");
 }
 
 TEST_CASE("f-strings and the format-spec mini-language", "[interp]") {
@@ -247,9 +250,12 @@ TEST_CASE("statements: unpacking, loops, else clauses, assert, raise, decorators
   CHECK(fcall("def f():\n  assert False\n") == "2:3: AssertionError: ");
   CHECK(fcall("def f():\n  raise ValueError('nope')\n") == "2:3: ValueError: nope");
   CHECK(fcall("def twice(fn):\n  return lambda: fn() * 2\n@twice\ndef f():\n  return 21\n") == "42");
-  CHECK(fcall("def f():\n  x = 1\n  if x > 2:\n    return 'a'\n  elif x > 0:\n    return 'b'\n  else:\n    return 'c'\n") ==
-        "'b'");
-  CHECK(fcall("def f():\n  return [i * j for i in range(3) if i for j in (1, 10)], {k: k * 2 for k in 'ab'}, sum(x for x in "
+  CHECK(
+      fcall(
+          "def f():\n  x = 1\n  if x > 2:\n    return 'a'\n  elif x > 0:\n    return 'b'\n  else:\n    return 'c'\n") ==
+      "'b'");
+  CHECK(fcall("def f():\n  return [i * j for i in range(3) if i for j in (1, 10)], {k: k * 2 for k in 'ab'}, sum(x for "
+              "x in "
               "range(4))\n") == "([1, 10, 2, 20], {'a': 'aa', 'b': 'bb'}, 6)");
 }
 
@@ -263,8 +269,8 @@ TEST_CASE("builtins", "[interp]") {
   CHECK(ev("list(enumerate('ab', 1)), list(zip([1, 2, 3], 'ab'))") == "([(1, 'a'), (2, 'b')], [(1, 'a'), (2, 'b')])");
   CHECK(ev("isinstance(1, int), isinstance(True, int), isinstance(1.0, (int, str)), isinstance([], list)") ==
         "(True, True, False, True)");
-  CHECK(ev("sum([1, 2, 3]), sum([0.5], 1), any([0, 1]), all([]), sorted([3, 1, 2], reverse=True), list(reversed((1, 2)))") ==
-        "(6, 1.5, True, True, [3, 2, 1], [2, 1])");
+  CHECK(ev("sum([1, 2, 3]), sum([0.5], 1), any([0, 1]), all([]), sorted([3, 1, 2], reverse=True), list(reversed((1, "
+           "2)))") == "(6, 1.5, True, True, [3, 2, 1], [2, 1])");
   CHECK(ev("divmod(7, -2), round(2.5), round(3.5), round(2.675, 2), round(1234, -2), pow(2, 10), pow(3, 4, 5)") ==
         "((-4, -1), 2, 4, 2.67, 1200, 1024, 1)");
   CHECK(ev("hasattr('a', 'join'), getattr(1, 'x', None), type(1) == int, type('a'), type(range(1))") ==
@@ -288,7 +294,8 @@ TEST_CASE("math", "[interp]") {
               "math.isqrt(17), math.prod([2, 3]), math.gcd(12, 18), math.pi, math.inf, math.fabs(-1)\n") ==
         "(3, -3, 4.0, 3.0, 4, 6, 6, 3.141592653589793, inf, 1.0)");
   CHECK(fcall("import math\ndef f():\n  return math.sqrt(-1)\n") == "3:10: ValueError: math domain error");
-  CHECK(fcall("import math\ndef f():\n  return math.nope\n") == "3:10: AttributeError: module 'math' has no attribute 'nope'");
+  CHECK(fcall("import math\ndef f():\n  return math.nope\n") ==
+        "3:10: AttributeError: module 'math' has no attribute 'nope'");
   CHECK(fcall("from math import ceil as c\ndef f():\n  return c(1.5)\n") == "2");
 }
 
@@ -312,7 +319,8 @@ TEST_CASE("modules: __main__ is not run, opaque modules, dotted imports", "[inte
       return nl;
     return nullptr;
   };
-  Run d("import neuronxcc.nki.language\nimport neuronxcc.nki.language as nl\nfrom neuronxcc.nki.language import tile_size\n"
+  Run d("import neuronxcc.nki.language\nimport neuronxcc.nki.language as nl\nfrom neuronxcc.nki.language import "
+        "tile_size\n"
         "a = neuronxcc.nki.language.tile_size\nb = nl.tile_size + tile_size\nfrom neuronxcc.nki import language\n",
         {}, resolver);
   CHECK(d.global("a") == "128");
@@ -377,21 +385,22 @@ private:
 TEST_CASE("loop kinds are recorded for the loop body", "[interp]") {
   std::vector<std::string> seen;
   auto nl = std::make_shared<ModuleObject>("nl");
-  nl->globals().set("affine_range", Value::object(std::make_shared<BuiltinFunction>(
-                                        "affine_range", [](Interpreter &, CallArgs &a) {
-                                          return Value::object(std::make_shared<AffineRange>(a.positional[0].i));
-                                        })));
-  nl->globals().set("record", Value::object(std::make_shared<BuiltinFunction>("record", [&](Interpreter &i, CallArgs &) {
-                      seen.push_back(std::string(loop_kind_name(i.current_loop_kind())) + "@" +
-                                     std::to_string(i.loop_depth()));
-                      return Value();
+  nl->globals().set("affine_range",
+                    Value::object(std::make_shared<BuiltinFunction>("affine_range", [](Interpreter &, CallArgs &a) {
+                      return Value::object(std::make_shared<AffineRange>(a.positional[0].i));
                     })));
+  nl->globals().set(
+      "record", Value::object(std::make_shared<BuiltinFunction>("record", [&](Interpreter &i, CallArgs &) {
+        seen.push_back(std::string(loop_kind_name(i.current_loop_kind())) + "@" + std::to_string(i.loop_depth()));
+        return Value();
+      })));
   ModuleResolver resolver = [&](Interpreter &, std::string_view name) -> std::shared_ptr<Object> {
     return name == "nl" ? nl : nullptr;
   };
-  Run r("import nl\ndef f():\n  nl.record()\n  for i in nl.affine_range(2):\n    for j in range(1):\n      nl.record()\n"
-        "    nl.record()\n",
-        {}, resolver);
+  Run r(
+      "import nl\ndef f():\n  nl.record()\n  for i in nl.affine_range(2):\n    for j in range(1):\n      nl.record()\n"
+      "    nl.record()\n",
+      {}, resolver);
   CHECK(r.call("f") == "None");
   CHECK(seen == std::vector<std::string>{"none@0", "range@2", "affine_range@1", "range@2", "affine_range@1"});
 }

@@ -164,26 +164,29 @@ int run_checked(int argc, char **argv) {
   DriverOptions options;
   CLI::App *trace = app.add_subcommand("trace", "Trace each call of a kernel description file and emit a stage");
   trace->add_option("file", options.input, "Kernel description file (JSON), or - for standard input")->required();
-  trace->add_option("--emit", g.emit,
-                    "Stop after this stage and write its result: manifest (the checked description as JSON), "
-                    "ast (the parsed kernel sources), ir (the traced kernel IR of every call), bir (the BIR module "
-                    "blob, the default), bir-text (the same as text), hlo (an HLO module of custom-calls), "
-                    "stablehlo (the same in MLIR's generic form), stats (cache statistics)")
+  trace
+      ->add_option("--emit", g.emit,
+                   "Stop after this stage and write its result: manifest (the checked description as JSON), "
+                   "ast (the parsed kernel sources), ir (the traced kernel IR of every call), bir (the BIR module "
+                   "blob, the default), bir-text (the same as text), hlo (an HLO module of custom-calls), "
+                   "stablehlo (the same in MLIR's generic form), stats (cache statistics)")
       ->check(CLI::IsMember({"manifest", "ast", "ir", "bir", "bir-text", "hlo", "stablehlo", "stats"}));
-  trace->add_option("--hlo-flavor", g.hlo_flavor,
-                    "Custom-call flavor of --emit=hlo/stablehlo: jax (AwsNeuronCustomNativeKernel, the default) or "
-                    "torch-xla (AwsNeuronNkiKernel)")
+  trace
+      ->add_option("--hlo-flavor", g.hlo_flavor,
+                   "Custom-call flavor of --emit=hlo/stablehlo: jax (AwsNeuronCustomNativeKernel, the default) or "
+                   "torch-xla (AwsNeuronNkiKernel)")
       ->check(CLI::IsMember({"jax", "torch-xla"}));
   trace->add_option("--stats-format", g.stats_format, "Format of --emit=stats: text (default) or json")
       ->check(CLI::IsMember({"text", "json"}));
   trace->add_option("-o,--output", g.output, "Write the result to this file, atomically (default: stdout)");
-  trace->add_flag("--no-cache", [&options](std::int64_t) { options.use_cache = false; },
-                  "Trace every call, reusing no specialization (the output is byte-identical)");
-  trace->add_option("--max-instructions", options.max_instructions,
-                    "Stop a trace that would emit more IR instructions than this (default: 10000000)")
+  trace->add_flag(
+      "--no-cache", [&options](std::int64_t) { options.use_cache = false; },
+      "Trace every call, reusing no specialization (the output is byte-identical)");
+  trace
+      ->add_option("--max-instructions", options.max_instructions,
+                   "Stop a trace that would emit more IR instructions than this (default: 10000000)")
       ->check(CLI::PositiveNumber);
-  trace->add_option("--depfile", g.depfile,
-                    "Write a Makefile depfile naming every file the run read (needs -o)");
+  trace->add_option("--depfile", g.depfile, "Write a Makefile depfile naming every file the run read (needs -o)");
 
   std::string dis_input;
   CLI::App *dis = app.add_subcommand("dis", "Print a BIR module blob as canonical text (the same as --emit=bir-text)");
@@ -220,10 +223,14 @@ int run_checked(int argc, char **argv) {
   setup_logging(g);
   bool color = use_color(g.color);
   options.target = target_inputs(g);
-  std::map<std::string, EmitKind> emit_kinds = {
-      {"manifest", EmitKind::Manifest}, {"ast", EmitKind::Ast},          {"ir", EmitKind::Ir},
-      {"bir", EmitKind::Bir},           {"bir-text", EmitKind::BirText}, {"hlo", EmitKind::Hlo},
-      {"stablehlo", EmitKind::StableHlo}, {"stats", EmitKind::Stats}};
+  std::map<std::string, EmitKind> emit_kinds = {{"manifest", EmitKind::Manifest},
+                                                {"ast", EmitKind::Ast},
+                                                {"ir", EmitKind::Ir},
+                                                {"bir", EmitKind::Bir},
+                                                {"bir-text", EmitKind::BirText},
+                                                {"hlo", EmitKind::Hlo},
+                                                {"stablehlo", EmitKind::StableHlo},
+                                                {"stats", EmitKind::Stats}};
   options.hlo_flavor_torch_xla = g.hlo_flavor == "torch-xla";
   options.emit = emit_kinds.at(g.emit);
   options.stats_json = g.stats_format == "json";

@@ -48,9 +48,9 @@ public:
   std::size_t size() const { return order_.size(); }
 
 private:
-  std::map<std::string, CachedKernel> kernels_;          ///< _new_nki_frontend_kernel_cache
-  std::map<std::string, PyConstant> key_components_;     ///< _cache_key_components
-  std::map<std::string, std::uint64_t> usage_counts_;    ///< _cache_usage_counts
+  std::map<std::string, CachedKernel> kernels_;       ///< _new_nki_frontend_kernel_cache
+  std::map<std::string, PyConstant> key_components_;  ///< _cache_key_components
+  std::map<std::string, std::uint64_t> usage_counts_; ///< _cache_usage_counts
   std::vector<std::string> order_;
 };
 

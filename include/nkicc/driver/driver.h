@@ -17,11 +17,11 @@ namespace nkicc {
 /// Where `trace` stops, in pipeline order (Toy's "emit X": stop after stage X). Only the stages
 /// nkicc implements exist here.
 enum class EmitKind {
-  Manifest, ///< the loaded description as canonical JSON
-  Ast,      ///< the parsed kernel sources (the Python AST of every source)
-  Ir,       ///< the traced kernel IR of every call, as text
-  Bir,      ///< the BIR module blob (binary)
-  BirText,  ///< the BIR module as canonical text (what `nkicc dis` prints)
+  Manifest,  ///< the loaded description as canonical JSON
+  Ast,       ///< the parsed kernel sources (the Python AST of every source)
+  Ir,        ///< the traced kernel IR of every call, as text
+  Bir,       ///< the BIR module blob (binary)
+  BirText,   ///< the BIR module as canonical text (what `nkicc dis` prints)
   Hlo,       ///< an HLO module of custom-calls with their backend_config
   StableHlo, ///< the same calls as stablehlo.custom_call in MLIR's generic form
   Stats,     ///< the cache statistics
@@ -33,10 +33,10 @@ struct DriverOptions {
   TargetInputs target;
   std::uint64_t max_instructions = 10'000'000;
   bool use_cache = true;
-  bool stats_json = false;                ///< --stats-format=json
-  bool hlo_flavor_torch_xla = false;      ///< --hlo-flavor=torch-xla (default jax)
-  std::vector<std::string> kernel_path;   ///< registry folders: -I folders, then the installed one
-  std::string nki_frontend;               ///< the `nki_frontend` env value, recorded in BIR as data
+  bool stats_json = false;              ///< --stats-format=json
+  bool hlo_flavor_torch_xla = false;    ///< --hlo-flavor=torch-xla (default jax)
+  std::vector<std::string> kernel_path; ///< registry folders: -I folders, then the installed one
+  std::string nki_frontend;             ///< the `nki_frontend` env value, recorded in BIR as data
   /// Info-level log lines (the binary cache's hits and misses).
   std::function<void(const std::string &)> info_log;
   /// Where `print()` in a kernel goes; the tool logs it.

@@ -72,23 +72,23 @@ struct AccessPattern {
 
 /// Instruction opcodes; the names follow NKI's ISA (`nisa.*`) and the nl ops that lower to them.
 enum class Opcode : std::uint8_t {
-  Load,          ///< DMA HBM -> SBUF (nl.load)
-  Store,         ///< DMA SBUF -> HBM (nl.store)
-  DmaCopy,       ///< nisa.dma_copy
-  TensorCopy,    ///< nl.copy, nisa.tensor_copy, PSUM -> SBUF
-  MatMul,        ///< nisa.nc_matmul / nl.matmul: stationary.T @ moving into PSUM
-  Transpose,     ///< nisa.nc_transpose / nl.transpose
-  TensorTensor,  ///< element-wise binary op of two tiles (attr op)
-  TensorScalar,  ///< element-wise op of a tile and scalars (attrs op0, operand0, ...)
-  Activation,    ///< f(data * scale + bias) on the Scalar engine (attr func)
-  TensorReduce,  ///< reduction over free axes (attrs op, axis, negate, keepdims)
-  Memset,        ///< fill with a constant (nl.zeros, nisa.memset)
-  Iota,          ///< nisa.iota
-  AffineSelect,  ///< nisa.affine_select
-  BnStats,       ///< nisa.bn_stats
-  BnAggr,        ///< nisa.bn_aggr
-  Select,        ///< nl.where
-  Collective,    ///< any collective op (sets has_collectives)
+  Load,         ///< DMA HBM -> SBUF (nl.load)
+  Store,        ///< DMA SBUF -> HBM (nl.store)
+  DmaCopy,      ///< nisa.dma_copy
+  TensorCopy,   ///< nl.copy, nisa.tensor_copy, PSUM -> SBUF
+  MatMul,       ///< nisa.nc_matmul / nl.matmul: stationary.T @ moving into PSUM
+  Transpose,    ///< nisa.nc_transpose / nl.transpose
+  TensorTensor, ///< element-wise binary op of two tiles (attr op)
+  TensorScalar, ///< element-wise op of a tile and scalars (attrs op0, operand0, ...)
+  Activation,   ///< f(data * scale + bias) on the Scalar engine (attr func)
+  TensorReduce, ///< reduction over free axes (attrs op, axis, negate, keepdims)
+  Memset,       ///< fill with a constant (nl.zeros, nisa.memset)
+  Iota,         ///< nisa.iota
+  AffineSelect, ///< nisa.affine_select
+  BnStats,      ///< nisa.bn_stats
+  BnAggr,       ///< nisa.bn_aggr
+  Select,       ///< nl.where
+  Collective,   ///< any collective op (sets has_collectives)
 };
 std::string_view opcode_name(Opcode op);
 

@@ -36,8 +36,7 @@ public:
   SmallVector() noexcept = default;
   SmallVector(std::initializer_list<T> items) { assign(items.begin(), items.end()); }
   template <class Alloc> SmallVector(const std::vector<T, Alloc> &items) { assign(items.begin(), items.end()); }
-  template <class It, class = typename std::iterator_traits<It>::iterator_category>
-  SmallVector(It first, It last) {
+  template <class It, class = typename std::iterator_traits<It>::iterator_category> SmallVector(It first, It last) {
     assign(first, last);
   }
   SmallVector(const SmallVector &other) { assign(other.begin(), other.end()); }

@@ -24,7 +24,7 @@ struct JsonValue {
   std::string text;
   std::vector<JsonValue> items;
   std::vector<std::pair<JsonValue, JsonValue>> members; ///< (key as String, value), in document order
-  SourceLoc loc; ///< the first byte of the value
+  SourceLoc loc;                                        ///< the first byte of the value
 
   const JsonValue *find(std::string_view key) const;
   bool is_integer_literal() const; ///< a Number written without fraction or exponent

@@ -44,7 +44,7 @@ struct ExternalCall {
   std::vector<std::pair<std::string, Argument>> kwargs;
   std::vector<std::int64_t> grid; ///< empty: no SPMD grid
   SourceLoc grid_loc;
-  std::int64_t nc = 1;            ///< physical cores the first grid dimension spans
+  std::int64_t nc = 1; ///< physical cores the first grid dimension spans
   SourceLoc nc_loc;
   std::vector<std::pair<std::string, PyConstant>> opts; ///< scalars, in document order
 };
@@ -71,8 +71,8 @@ struct Call {
 };
 
 struct KernelSource {
-  std::string name;  ///< the path as written, or the inline source's `name`
-  std::string path;  ///< empty for inline code
+  std::string name;          ///< the path as written, or the inline source's `name`
+  std::string path;          ///< empty for inline code
   std::string resolved_path; ///< the path nkicc opened (relative to the description's folder)
   FileId file = kNoFile;
   SourceLoc loc;

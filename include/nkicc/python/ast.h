@@ -29,20 +29,78 @@ using ExprList = NodeList<Expr>;
 using StmtList = NodeList<Stmt>;
 
 enum class ExprKind : std::uint8_t {
-  BoolOp, NamedExpr, BinOp, UnaryOp, Lambda, IfExp, Dict, Set, ListComp, SetComp, DictComp,
-  GeneratorExp, Await, Yield, YieldFrom, Compare, Call, FormattedValue, JoinedStr, Constant,
-  Attribute, Subscript, Starred, Name, List, Tuple, Slice,
+  BoolOp,
+  NamedExpr,
+  BinOp,
+  UnaryOp,
+  Lambda,
+  IfExp,
+  Dict,
+  Set,
+  ListComp,
+  SetComp,
+  DictComp,
+  GeneratorExp,
+  Await,
+  Yield,
+  YieldFrom,
+  Compare,
+  Call,
+  FormattedValue,
+  JoinedStr,
+  Constant,
+  Attribute,
+  Subscript,
+  Starred,
+  Name,
+  List,
+  Tuple,
+  Slice,
 };
 
 enum class StmtKind : std::uint8_t {
-  FunctionDef, ClassDef, Return, Delete, Assign, AugAssign, AnnAssign, For, While, If, With,
-  Raise, Try, Assert, Import, ImportFrom, Global, Nonlocal, Expr, Pass, Break, Continue,
+  FunctionDef,
+  ClassDef,
+  Return,
+  Delete,
+  Assign,
+  AugAssign,
+  AnnAssign,
+  For,
+  While,
+  If,
+  With,
+  Raise,
+  Try,
+  Assert,
+  Import,
+  ImportFrom,
+  Global,
+  Nonlocal,
+  Expr,
+  Pass,
+  Break,
+  Continue,
 };
 
 /// Whether a Name, Attribute, Subscript, Starred, List or Tuple is read, assigned or deleted.
 enum class ExprContext : std::uint8_t { Load, Store, Del };
 enum class BoolOpKind : std::uint8_t { And, Or };
-enum class BinOpKind : std::uint8_t { Add, Sub, Mult, MatMult, Div, Mod, Pow, LShift, RShift, BitOr, BitXor, BitAnd, FloorDiv };
+enum class BinOpKind : std::uint8_t {
+  Add,
+  Sub,
+  Mult,
+  MatMult,
+  Div,
+  Mod,
+  Pow,
+  LShift,
+  RShift,
+  BitOr,
+  BitXor,
+  BitAnd,
+  FloorDiv
+};
 enum class UnaryOpKind : std::uint8_t { Invert, Not, UAdd, USub };
 enum class CmpOpKind : std::uint8_t { Eq, NotEq, Lt, LtE, Gt, GtE, Is, IsNot, In, NotIn };
 enum class ConstantKind : std::uint8_t { None, True, False, Ellipsis, Int, Float, Imaginary, Str, Bytes };
@@ -141,9 +199,15 @@ struct ComprehensionExpr : Expr {
   Expr *elt;
   NodeList<Comprehension> generators;
 };
-struct ListCompExpr : ComprehensionExpr { static constexpr ExprKind kKind = ExprKind::ListComp; };
-struct SetCompExpr : ComprehensionExpr { static constexpr ExprKind kKind = ExprKind::SetComp; };
-struct GeneratorExpExpr : ComprehensionExpr { static constexpr ExprKind kKind = ExprKind::GeneratorExp; };
+struct ListCompExpr : ComprehensionExpr {
+  static constexpr ExprKind kKind = ExprKind::ListComp;
+};
+struct SetCompExpr : ComprehensionExpr {
+  static constexpr ExprKind kKind = ExprKind::SetComp;
+};
+struct GeneratorExpExpr : ComprehensionExpr {
+  static constexpr ExprKind kKind = ExprKind::GeneratorExp;
+};
 
 struct DictCompExpr : Expr {
   static constexpr ExprKind kKind = ExprKind::DictComp;
@@ -153,9 +217,18 @@ struct DictCompExpr : Expr {
 };
 
 /// Await, Yield (value may be null) and YieldFrom.
-struct AwaitExpr : Expr { static constexpr ExprKind kKind = ExprKind::Await; Expr *value; };
-struct YieldExpr : Expr { static constexpr ExprKind kKind = ExprKind::Yield; Expr *value; };
-struct YieldFromExpr : Expr { static constexpr ExprKind kKind = ExprKind::YieldFrom; Expr *value; };
+struct AwaitExpr : Expr {
+  static constexpr ExprKind kKind = ExprKind::Await;
+  Expr *value;
+};
+struct YieldExpr : Expr {
+  static constexpr ExprKind kKind = ExprKind::Yield;
+  Expr *value;
+};
+struct YieldFromExpr : Expr {
+  static constexpr ExprKind kKind = ExprKind::YieldFrom;
+  Expr *value;
+};
 
 /// `a < b <= c`: ops.size() == comparators.size().
 struct CompareExpr : Expr {
@@ -234,9 +307,20 @@ struct NameExpr : Expr {
 };
 
 /// List, Tuple and Set displays.
-struct ListExpr : Expr { static constexpr ExprKind kKind = ExprKind::List; ExprContext ctx; ExprList elts; };
-struct TupleExpr : Expr { static constexpr ExprKind kKind = ExprKind::Tuple; ExprContext ctx; ExprList elts; };
-struct SetExpr : Expr { static constexpr ExprKind kKind = ExprKind::Set; ExprList elts; };
+struct ListExpr : Expr {
+  static constexpr ExprKind kKind = ExprKind::List;
+  ExprContext ctx;
+  ExprList elts;
+};
+struct TupleExpr : Expr {
+  static constexpr ExprKind kKind = ExprKind::Tuple;
+  ExprContext ctx;
+  ExprList elts;
+};
+struct SetExpr : Expr {
+  static constexpr ExprKind kKind = ExprKind::Set;
+  ExprList elts;
+};
 
 /// `lower:upper:step` inside a subscript; each part may be null.
 struct SliceExpr : Expr {
@@ -285,8 +369,14 @@ struct ClassDefStmt : Stmt {
   ExprList decorators;
 };
 
-struct ReturnStmt : Stmt { static constexpr StmtKind kKind = StmtKind::Return; Expr *value; };
-struct DeleteStmt : Stmt { static constexpr StmtKind kKind = StmtKind::Delete; ExprList targets; };
+struct ReturnStmt : Stmt {
+  static constexpr StmtKind kKind = StmtKind::Return;
+  Expr *value;
+};
+struct DeleteStmt : Stmt {
+  static constexpr StmtKind kKind = StmtKind::Delete;
+  ExprList targets;
+};
 
 /// `t1 = t2 = value`
 struct AssignStmt : Stmt {
@@ -392,12 +482,27 @@ struct ImportFromStmt : Stmt {
   std::uint32_t level;
 };
 
-struct GlobalStmt : Stmt { static constexpr StmtKind kKind = StmtKind::Global; std::span<const std::string_view> names; };
-struct NonlocalStmt : Stmt { static constexpr StmtKind kKind = StmtKind::Nonlocal; std::span<const std::string_view> names; };
-struct ExprStmt : Stmt { static constexpr StmtKind kKind = StmtKind::Expr; Expr *value; };
-struct PassStmt : Stmt { static constexpr StmtKind kKind = StmtKind::Pass; };
-struct BreakStmt : Stmt { static constexpr StmtKind kKind = StmtKind::Break; };
-struct ContinueStmt : Stmt { static constexpr StmtKind kKind = StmtKind::Continue; };
+struct GlobalStmt : Stmt {
+  static constexpr StmtKind kKind = StmtKind::Global;
+  std::span<const std::string_view> names;
+};
+struct NonlocalStmt : Stmt {
+  static constexpr StmtKind kKind = StmtKind::Nonlocal;
+  std::span<const std::string_view> names;
+};
+struct ExprStmt : Stmt {
+  static constexpr StmtKind kKind = StmtKind::Expr;
+  Expr *value;
+};
+struct PassStmt : Stmt {
+  static constexpr StmtKind kKind = StmtKind::Pass;
+};
+struct BreakStmt : Stmt {
+  static constexpr StmtKind kKind = StmtKind::Break;
+};
+struct ContinueStmt : Stmt {
+  static constexpr StmtKind kKind = StmtKind::Continue;
+};
 
 template <class T> const T &Expr::as() const {
   static_assert(std::is_base_of_v<Expr, T>);
@@ -466,10 +571,10 @@ private:
 /// An import as the tracer binds it: `import a.b as c` binds `c` to module `a.b`; `import a.b`
 /// binds `a`; `from a import b as c` binds `c` to `a.b`.
 struct ImportBinding {
-  std::string_view module;  ///< the module imported from (`neuronxcc.nki.language`, `neuronxcc`)
-  std::string_view name;    ///< for from-imports, the imported name (`nki`, `*`); empty for `import`
-  std::string_view bound;   ///< the name the statement binds in the module namespace
-  std::uint32_t level = 0;  ///< relative-import dots
+  std::string_view module; ///< the module imported from (`neuronxcc.nki.language`, `neuronxcc`)
+  std::string_view name;   ///< for from-imports, the imported name (`nki`, `*`); empty for `import`
+  std::string_view bound;  ///< the name the statement binds in the module namespace
+  std::uint32_t level = 0; ///< relative-import dots
   const Stmt *stmt = nullptr;
 };
 

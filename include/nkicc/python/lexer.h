@@ -34,7 +34,6 @@ struct TokenStream {
 /// still in `out`. `first_offset` and `bracket_level` let the f-string parser tokenize an
 /// expression part in place: it starts inside brackets, so newlines are not significant.
 std::optional<LexError> tokenize(std::string_view text, TokenStream &out);
-std::optional<LexError> tokenize_range(std::string_view text, std::uint32_t begin,
-                                       std::uint32_t end, TokenStream &out);
+std::optional<LexError> tokenize_range(std::string_view text, std::uint32_t begin, std::uint32_t end, TokenStream &out);
 
 } // namespace nkicc::python

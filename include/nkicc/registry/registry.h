@@ -36,9 +36,9 @@ struct RegistryArg {
     Const,     ///< {"const": v}: a constant
   };
   Kind kind = Kind::Operand;
-  std::size_t index = 0; ///< Operand: operand index; ResultDim: result index
-  std::size_t dim = 0;   ///< ResultDim: the dimension
-  std::string attr;      ///< Attr: the attribute name
+  std::size_t index = 0;           ///< Operand: operand index; ResultDim: result index
+  std::size_t dim = 0;             ///< ResultDim: the dimension
+  std::string attr;                ///< Attr: the attribute name
   std::optional<PyConstant> value; ///< Attr: the default; Const: the value
   SourceLoc loc;                   ///< the argument in its registry.json
 };
@@ -46,14 +46,14 @@ struct RegistryArg {
 /// One registry entry: an InternalKernelConfig.
 struct RegistryEntry {
   std::string func_name;
-  std::string source;        ///< the source path as nkicc opened it (registry folder + `source`)
-  std::string entry;         ///< the function to call in that source
-  std::vector<RegistryArg> args;                              ///< positional, in order
-  std::vector<std::pair<std::string, RegistryArg>> kwargs;    ///< by keyword, in document order
-  std::size_t results = 1;   ///< how many tensors the entry returns
-  SourceLoc loc;             ///< the entry's func_name key in its registry.json
-  SourceLoc source_loc;      ///< its `source` value
-  SourceLoc entry_loc;       ///< its `entry` value
+  std::string source;            ///< the source path as nkicc opened it (registry folder + `source`)
+  std::string entry;             ///< the function to call in that source
+  std::vector<RegistryArg> args; ///< positional, in order
+  std::vector<std::pair<std::string, RegistryArg>> kwargs; ///< by keyword, in document order
+  std::size_t results = 1;                                 ///< how many tensors the entry returns
+  SourceLoc loc;                                           ///< the entry's func_name key in its registry.json
+  SourceLoc source_loc;                                    ///< its `source` value
+  SourceLoc entry_loc;                                     ///< its `entry` value
 };
 
 class Registry {

@@ -22,10 +22,10 @@ enum class ErrorClass {
 struct Diagnostic {
   Severity severity = Severity::Error;
   ErrorClass error_class = ErrorClass::Input;
-  SourceLoc loc;          ///< may be invalid: the message then names no position
-  std::string path;       ///< used when loc is invalid but a file is concerned
-  std::string message;    ///< lowercase start, no trailing period
-  std::string id;         ///< printed as ` [id]` when not empty
+  SourceLoc loc;       ///< may be invalid: the message then names no position
+  std::string path;    ///< used when loc is invalid but a file is concerned
+  std::string message; ///< lowercase start, no trailing period
+  std::string id;      ///< printed as ` [id]` when not empty
   std::vector<Diagnostic> notes;
 };
 
@@ -69,8 +69,7 @@ struct RenderOptions {
 
 /// Renders one diagnostic (and its notes) as `path:line:col: error: message [id]`, the source
 /// line and a caret, each line ending in '\n'.
-std::string render_diagnostic(const Diagnostic &diag, const SourceManager &sources,
-                              const RenderOptions &options);
+std::string render_diagnostic(const Diagnostic &diag, const SourceManager &sources, const RenderOptions &options);
 
 /// User text (a JSON key, a file name, a string value) as it may appear inside a message: control
 /// characters, backslashes and bytes that are not UTF-8 are escaped (`\n`, `\x1b`, `\\`), so a

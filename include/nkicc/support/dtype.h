@@ -10,8 +10,20 @@
 namespace nkicc {
 
 enum class DType : unsigned char {
-  Float32, Float16, BFloat16, TFloat32, Float8E4M3, Float8E4M3FN, Float8E5M2,
-  Int8, Int16, Int32, UInt8, UInt16, UInt32, Bool,
+  Float32,
+  Float16,
+  BFloat16,
+  TFloat32,
+  Float8E4M3,
+  Float8E4M3FN,
+  Float8E5M2,
+  Int8,
+  Int16,
+  Int32,
+  UInt8,
+  UInt16,
+  UInt32,
+  Bool,
 };
 
 /// The NKI/NumPy name: `float32`, ..., `bool`.

@@ -32,7 +32,7 @@ struct TargetInputs {
   std::optional<std::string> flag;       ///< --target
   std::optional<std::string> file_value; ///< the description file's `target` (already validated)
   SourceLoc file_loc;
-  std::optional<std::string> env_override; ///< NEURON_PLATFORM_TARGET_OVERRIDE
+  std::optional<std::string> env_override;                           ///< NEURON_PLATFORM_TARGET_OVERRIDE
   std::string dmi_path = "/sys/devices/virtual/dmi/id/product_name"; ///< NKICC_DMI_PRODUCT_NAME overrides
 };
 

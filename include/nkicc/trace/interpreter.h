@@ -69,7 +69,8 @@ public:
   void set_attr(Interpreter &interp, std::string_view name, const Value &value) override;
   Value get_item(Interpreter &interp, const Value &key) override;
   void set_item(Interpreter &interp, const Value &key, const Value &value) override;
-  std::optional<Value> binary_op(Interpreter &interp, python::BinOpKind op, const Value &other, bool reflected) override;
+  std::optional<Value> binary_op(Interpreter &interp, python::BinOpKind op, const Value &other,
+                                 bool reflected) override;
   std::optional<Value> unary_op(Interpreter &interp, python::UnaryOpKind op) override;
   std::optional<Value> compare(Interpreter &interp, python::CmpOpKind op, const Value &other, bool reflected) override;
   bool truthy(Interpreter &interp) override;
@@ -96,13 +97,13 @@ public:
 
   std::string_view name;
   const python::Arguments *params = nullptr;
-  const python::FunctionDefStmt *def = nullptr;   ///< null for a lambda
-  const python::Expr *lambda_body = nullptr;      ///< a lambda's expression
-  std::vector<Value> defaults;                    ///< aligned with the last positional parameters
-  std::vector<std::optional<Value>> kw_defaults;  ///< aligned with the keyword-only parameters
-  std::shared_ptr<Scope> closure;                 ///< the enclosing function's scope, or null
-  std::shared_ptr<ModuleObject> module;           ///< globals
-  std::string qualname;                           ///< `outer.<locals>.inner`, for messages
+  const python::FunctionDefStmt *def = nullptr;  ///< null for a lambda
+  const python::Expr *lambda_body = nullptr;     ///< a lambda's expression
+  std::vector<Value> defaults;                   ///< aligned with the last positional parameters
+  std::vector<std::optional<Value>> kw_defaults; ///< aligned with the keyword-only parameters
+  std::shared_ptr<Scope> closure;                ///< the enclosing function's scope, or null
+  std::shared_ptr<ModuleObject> module;          ///< globals
+  std::string qualname;                          ///< `outer.<locals>.inner`, for messages
   std::shared_ptr<const FunctionInfo> info;
 };
 
@@ -173,8 +174,8 @@ public:
 };
 
 struct InterpreterLimits {
-  std::uint64_t max_steps = 200'000'000;   ///< statements + calls: a runaway loop ends in an error
-  std::uint32_t max_call_depth = 200;      ///< Python's RecursionError, well before the C++ stack
+  std::uint64_t max_steps = 200'000'000;          ///< statements + calls: a runaway loop ends in an error
+  std::uint32_t max_call_depth = 200;             ///< Python's RecursionError, well before the C++ stack
   std::uint64_t max_sequence_length = 50'000'000; ///< `[0] * n`, `range` materialized, str repeat
 };
 

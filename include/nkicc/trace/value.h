@@ -60,11 +60,11 @@ struct Value {
   bool is_int() const { return kind == Kind::Int; }
   bool is_number() const { return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool; }
 
-  const std::string &str_text() const;  ///< kind Str
-  SeqData &seq() const;                 ///< kind Tuple or List (a list is shared and mutable)
-  DictData &dict_data() const;          ///< kind Dict
-  SliceData &slice_data() const;        ///< kind Slice
-  Object *object() const;               ///< kind Object, else null
+  const std::string &str_text() const; ///< kind Str
+  SeqData &seq() const;                ///< kind Tuple or List (a list is shared and mutable)
+  DictData &dict_data() const;         ///< kind Dict
+  SliceData &slice_data() const;       ///< kind Slice
+  Object *object() const;              ///< kind Object, else null
 
   /// The Object as a T, or null when this is not an Object of that type.
   template <class T> T *as() const;
