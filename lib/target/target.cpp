@@ -38,7 +38,15 @@ std::string trim(std::string s) {
 }
 
 std::string unknown_target_message(std::string_view what, std::string_view value) {
-  return fmt::format("{}: unknown target '{}' (expected one of {})", what, value, fmt::join(target_names(), ", "));
+  // Worded as the description file's `target` error: quoted names and a suggestion.
+  std::string names;
+  for (const std::string &n : target_names())
+    names += (names.empty() ? "'" : ", '") + n + "'";
+  std::string message = fmt::format("{}: unknown target {}", what, quote_for_message(value));
+  std::string best = closest_match(value, target_names());
+  if (!best.empty())
+    message += fmt::format("; did you mean '{}'?", best);
+  return message + fmt::format(" (expected one of {})", names);
 }
 
 } // namespace
