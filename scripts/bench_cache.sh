@@ -14,26 +14,7 @@ nkicc="$build_dir/bin/nkicc"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-gen() { # gen OUT CALLS VARIANTS
-  python3 - "$1" "$2" "$3" <<'PY'
-import json, sys
-out, calls, variants = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-shapes = []
-a = 1
-while len(shapes) < variants:
-    for b in range(1, a + 1):
-        shapes.append((32 * a, 32 * b))
-        if len(shapes) == variants:
-            break
-    a += 1
-def call(i):
-    r, c = shapes[i % variants]
-    return {"internal": "tiled_dve_transpose_10", "kernel_name": "transpose",
-            "operands": [{"shape": [r, c], "dtype": "bfloat16"}],
-            "results": [{"shape": [c, r], "dtype": "bfloat16"}], "attrs": {"tile": 32}}
-json.dump({"nkicc": 1, "target": "trn2", "calls": [call(i) for i in range(calls)]}, open(out, "w"))
-PY
-}
+gen() { python3 scripts/gen_internal_graph.py "$@"; } # gen OUT CALLS VARIANTS
 
 run() { # run LABEL ARGS... -> prints seconds and peak KB into $work/LABEL
   local label=$1

@@ -12,22 +12,7 @@ nkicc="$build_dir/bin/nkicc"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-python3 - "$work/graph.json" "$calls" "$variants" <<'PY'
-import json, sys
-out, calls, variants = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-shapes, a = [], 1
-while len(shapes) < variants:
-    for b in range(1, a + 1):
-        shapes.append((32 * a, 32 * b))
-        if len(shapes) == variants:
-            break
-    a += 1
-def call(i):
-    r, c = shapes[i % variants]
-    return {"internal": "tiled_dve_transpose_10", "operands": [{"shape": [r, c], "dtype": "bfloat16"}],
-            "results": [{"shape": [c, r], "dtype": "bfloat16"}], "attrs": {"tile": 32}}
-json.dump({"nkicc": 1, "target": "trn2", "calls": [call(i) for i in range(calls)]}, open(out, "w"))
-PY
+python3 scripts/gen_internal_graph.py "$work/graph.json" "$calls" "$variants"
 
 for kind in hlo stablehlo; do
   /usr/bin/time -f "%e %M" -o "$work/$kind.time" "$nkicc" -vv trace "$work/graph.json" --emit=$kind -o "$work/out.$kind" \

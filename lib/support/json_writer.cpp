@@ -41,24 +41,41 @@ void newline(std::string &out, int depth) {
   out.append(static_cast<std::size_t>(2 * depth), ' ');
 }
 
-void pretty(std::string &out, const PyConstant &v, int depth) {
+/// Writes a scalar (null, bool, number, string) and returns true; false for containers.
+bool append_scalar(std::string &out, const PyConstant &v, bool ensure_ascii) {
   using K = PyConstant::Kind;
   switch (v.kind) {
   case K::None:
     out += "null";
-    return;
+    return true;
   case K::Bool:
     out += v.b ? "true" : "false";
-    return;
+    return true;
   case K::Int:
     out += fmt::format("{}", v.i);
-    return;
+    return true;
   case K::Float:
     append_float(out, v.f);
-    return;
+    return true;
   case K::Str:
-    append_json_string(out, v.s, false);
+    append_json_string(out, v.s, ensure_ascii);
+    return true;
+  default:
+    return false;
+  }
+}
+
+void pretty(std::string &out, const PyConstant &v, int depth) {
+  using K = PyConstant::Kind;
+  if (append_scalar(out, v, false))
     return;
+  switch (v.kind) {
+  case K::None:
+  case K::Bool:
+  case K::Int:
+  case K::Float:
+  case K::Str:
+    return; // written by append_scalar
   case K::Tuple:
     out += "{\"tuple\": ";
     [[fallthrough]];
@@ -157,22 +174,15 @@ std::string to_pretty_json(const PyConstant &value) {
 
 void append_python_json(std::string &out, const PyConstant &v) {
   using K = PyConstant::Kind;
+  if (append_scalar(out, v, true))
+    return;
   switch (v.kind) {
   case K::None:
-    out += "null";
-    return;
   case K::Bool:
-    out += v.b ? "true" : "false";
-    return;
   case K::Int:
-    out += fmt::format("{}", v.i);
-    return;
   case K::Float:
-    append_float(out, v.f);
-    return;
   case K::Str:
-    append_json_string(out, v.s, true);
-    return;
+    return; // written by append_scalar
   case K::Tuple:
   case K::List:
     out += '[';
