@@ -249,50 +249,88 @@ LineCol line_col(SourceLoc loc, const SourceManager &sources) {
 
 flatbuffers::Offset<Tensor> write_tensor(Builder &fbb, const ir::Tensor &t, const SourceManager &sources) {
   auto name = fbb.CreateString(t.name);
-  auto shape = fbb.CreateVector(t.shape);
+  auto shape = fbb.CreateVector(t.shape.data(), t.shape.size());
   LineCol lc = line_col(t.loc, sources);
   return CreateTensor(fbb, name, to_bir(t.role), to_bir(t.memory), shape, to_bir(t.dtype), t.partition_start,
                       t.byte_offset, t.bytes_per_partition, lc.line, lc.column);
 }
 
-flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<AccessPattern>>>
-write_access_patterns(Builder &fbb, const std::vector<ir::AccessPattern> &aps) {
-  // Instructions have one to three views of a few dimensions each: the scratch lists stay on
-  // the stack for those, so writing a million instructions costs no heap traffic.
-  ir::SmallVector<flatbuffers::Offset<AccessPattern>, 4> offsets;
-  offsets.reserve(aps.size());
-  for (const ir::AccessPattern &ap : aps) {
-    ir::SmallVector<Pair, 8> pairs;
-    pairs.reserve(ap.pattern.size());
-    for (const auto &[step, num] : ap.pattern)
-      pairs.emplace_back(step, num);
-    auto pattern = fbb.CreateVectorOfStructs(pairs.data(), pairs.size());
-    // Most views have no grid term: the vector is left out rather than stored as zeros.
-    flatbuffers::Offset<flatbuffers::Vector<std::int64_t>> program_offset;
-    for (std::int64_t term : ap.program_offset) {
-      if (term != 0) {
-        program_offset = fbb.CreateVector(ap.program_offset.data(), ap.program_offset.size());
-        break;
-      }
-    }
-    offsets.push_back(CreateAccessPattern(fbb, ap.tensor, pattern, ap.offset, program_offset));
-  }
-  return fbb.CreateVector(offsets.data(), offsets.size());
-}
+/// Writes a kernel's instructions. FlatBuffers lets tables and vectors be shared by offset, so
+/// each distinct `[step, num]` list, grid-term list and attribute list of the Function (which
+/// interns them) is serialized once and referenced by every instruction that uses it.
+class InstructionWriter {
+public:
+  InstructionWriter(Builder &fbb, const ir::Function &fn, const SourceManager &sources)
+      : fbb_(fbb), fn_(fn), sources_(sources) {}
 
-flatbuffers::Offset<Instruction> write_instruction(Builder &fbb, const ir::Instruction &inst,
-                                                   const SourceManager &sources) {
-  auto dst = write_access_patterns(fbb, inst.dst);
-  auto src = write_access_patterns(fbb, inst.src);
-  ir::SmallVector<flatbuffers::Offset<Attr>, 8> attrs;
-  attrs.reserve(inst.attrs.size());
-  for (const auto &[name, value] : inst.attrs)
-    attrs.push_back(write_attr(fbb, name, value));
-  auto attrs_offset = fbb.CreateVector(attrs.data(), attrs.size());
-  LineCol lc = line_col(inst.loc, sources);
-  return CreateInstruction(fbb, to_bir(inst.opcode), to_bir(inst.engine), to_bir(inst.loop_kind), dst, src,
-                           attrs_offset, lc.line, lc.column);
-}
+  flatbuffers::Offset<Instruction> write(const ir::Instruction &inst) {
+    auto dst = access_patterns(fn_.dst(inst));
+    auto src = access_patterns(fn_.src(inst));
+    auto attrs_offset = attrs(inst);
+    LineCol lc = line_col(inst.loc, sources_);
+    return CreateInstruction(fbb_, to_bir(inst.opcode), to_bir(inst.engine), to_bir(inst.loop_kind), dst, src,
+                             attrs_offset, lc.line, lc.column);
+  }
+
+private:
+  using PatternOffset = flatbuffers::Offset<flatbuffers::Vector<const Pair *>>;
+  using ProgramOffset = flatbuffers::Offset<flatbuffers::Vector<std::int64_t>>;
+  using AttrsOffset = flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<Attr>>>;
+
+  template <class Offset> static Offset &slot(std::vector<Offset> &memo, std::uint32_t id) {
+    if (id >= memo.size())
+      memo.resize(id + 1);
+    return memo[id];
+  }
+
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<AccessPattern>>>
+  access_patterns(std::span<const ir::Operand> ops) {
+    // Instructions have one to three views: the scratch list stays on the stack.
+    ir::SmallVector<flatbuffers::Offset<AccessPattern>, 4> offsets;
+    offsets.reserve(ops.size());
+    for (const ir::Operand &op : ops) {
+      PatternOffset &pattern = slot(patterns_, op.pattern);
+      if (pattern.IsNull()) {
+        ir::SmallVector<Pair, 8> pairs;
+        for (const auto &[step, num] : fn_.pattern(op))
+          pairs.emplace_back(step, num);
+        pattern = fbb_.CreateVectorOfStructs(pairs.data(), pairs.size());
+      }
+      // Most views have no grid term: the vector is left out rather than stored as zeros.
+      ProgramOffset program;
+      if (op.program != 0) {
+        ProgramOffset &memo = slot(programs_, op.program);
+        if (memo.IsNull()) {
+          auto terms = fn_.program_offset(op);
+          memo = fbb_.CreateVector(terms.data(), terms.size());
+        }
+        program = memo;
+      }
+      offsets.push_back(CreateAccessPattern(fbb_, op.tensor, pattern, op.offset, program));
+    }
+    return fbb_.CreateVector(offsets.data(), offsets.size());
+  }
+
+  AttrsOffset attrs(const ir::Instruction &inst) {
+    AttrsOffset &memo = slot(attrs_, inst.attrs);
+    if (memo.IsNull()) {
+      const ir::AttrList &list = fn_.attrs(inst);
+      ir::SmallVector<flatbuffers::Offset<Attr>, 8> offsets;
+      offsets.reserve(list.size());
+      for (const auto &[name, value] : list)
+        offsets.push_back(write_attr(fbb_, name, value));
+      memo = fbb_.CreateVector(offsets.data(), offsets.size());
+    }
+    return memo;
+  }
+
+  Builder &fbb_;
+  const ir::Function &fn_;
+  const SourceManager &sources_;
+  std::vector<PatternOffset> patterns_;
+  std::vector<ProgramOffset> programs_;
+  std::vector<AttrsOffset> attrs_;
+};
 
 std::string release(Builder &fbb) {
   return std::string(reinterpret_cast<const char *>(fbb.GetBufferPointer()), fbb.GetSize());
@@ -314,8 +352,9 @@ std::string write_kernel(const ir::Function &fn, std::string_view target_name, c
   auto tensors_offset = fbb.CreateVector(tensors);
   std::vector<flatbuffers::Offset<Instruction>> instructions;
   instructions.reserve(fn.instructions.size());
+  InstructionWriter writer(fbb, fn, sources);
   for (const ir::Instruction &inst : fn.instructions)
-    instructions.push_back(write_instruction(fbb, inst, sources));
+    instructions.push_back(writer.write(inst));
   auto instructions_offset = fbb.CreateVector(instructions);
   auto root = CreateKernel(fbb, kFormatVersion, name, target, inputs, outputs, fn.matmul_mac_count, fn.has_collectives,
                            tensors_offset, instructions_offset);

@@ -193,18 +193,22 @@ std::optional<AllocationError> allocate_on_chip(Function &fn, std::int64_t sbuf_
     t.byte_offset = -1;
     t.bytes_per_partition = bytes_per_partition(t);
   }
-  auto tile_of = [&](const AccessPattern &ap) -> Tensor * {
+  auto tile_of = [&](const Operand &ap) -> Tensor * {
     if (ap.tensor >= n || !is_on_chip(fn.tensors[ap.tensor].memory))
       return nullptr;
     return &fn.tensors[ap.tensor];
   };
+  // dst before src, as the instruction lists them.
+  auto operands = [&fn](const Instruction &inst) {
+    return std::span<const Operand>(fn.all_operands().data() + inst.first_operand,
+                                    std::size_t{inst.num_dst} + inst.num_src);
+  };
 
   std::vector<std::size_t> last_use(n, 0);
   for (std::size_t i = 0; i < fn.instructions.size(); ++i) {
-    for (const auto *aps : {&fn.instructions[i].dst, &fn.instructions[i].src})
-      for (const AccessPattern &ap : *aps)
-        if (tile_of(ap))
-          last_use[ap.tensor] = i;
+    for (const Operand &ap : operands(fn.instructions[i]))
+      if (tile_of(ap))
+        last_use[ap.tensor] = i;
   }
 
   Pool sbuf(sbuf_bytes_per_partition, false);
@@ -215,35 +219,31 @@ std::optional<AllocationError> allocate_on_chip(Function &fn, std::int64_t sbuf_
   for (std::size_t i = 0; i < fn.instructions.size(); ++i) {
     const Instruction &inst = fn.instructions[i];
     // Every tile the instruction touches is live during it: place all newcomers first.
-    for (const auto *aps : {&inst.dst, &inst.src}) {
-      for (const AccessPattern &ap : *aps) {
-        Tensor *t = tile_of(ap);
-        if (!t || state[ap.tensor] != TileState::Unused)
-          continue;
-        bool is_psum = t->memory == Memory::Psum;
-        std::int64_t &in_use = is_psum ? psum_in_use : sbuf_in_use;
-        std::int64_t capacity = is_psum ? psum_bytes_per_partition : sbuf_bytes_per_partition;
-        std::int64_t bytes = t->bytes_per_partition;
-        std::int64_t at = -1;
-        if (bytes <= capacity)
-          at = (is_psum ? psum : sbuf).allocate(units_of(bytes));
-        if (at < 0)
-          return AllocationError{ap.tensor, t->memory, bytes, capacity, in_use};
-        t->byte_offset = at * kUnitBytes;
-        in_use += bytes;
-        state[ap.tensor] = TileState::Live;
-      }
+    for (const Operand &ap : operands(inst)) {
+      Tensor *t = tile_of(ap);
+      if (!t || state[ap.tensor] != TileState::Unused)
+        continue;
+      bool is_psum = t->memory == Memory::Psum;
+      std::int64_t &in_use = is_psum ? psum_in_use : sbuf_in_use;
+      std::int64_t capacity = is_psum ? psum_bytes_per_partition : sbuf_bytes_per_partition;
+      std::int64_t bytes = t->bytes_per_partition;
+      std::int64_t at = -1;
+      if (bytes <= capacity)
+        at = (is_psum ? psum : sbuf).allocate(units_of(bytes));
+      if (at < 0)
+        return AllocationError{ap.tensor, t->memory, bytes, capacity, in_use};
+      t->byte_offset = at * kUnitBytes;
+      in_use += bytes;
+      state[ap.tensor] = TileState::Live;
     }
-    for (const auto *aps : {&inst.dst, &inst.src}) {
-      for (const AccessPattern &ap : *aps) {
-        Tensor *t = tile_of(ap);
-        if (!t || state[ap.tensor] != TileState::Live || last_use[ap.tensor] != i)
-          continue;
-        bool is_psum = t->memory == Memory::Psum;
-        (is_psum ? psum : sbuf).release(t->byte_offset / kUnitBytes, units_of(t->bytes_per_partition));
-        (is_psum ? psum_in_use : sbuf_in_use) -= t->bytes_per_partition;
-        state[ap.tensor] = TileState::Dead;
-      }
+    for (const Operand &ap : operands(inst)) {
+      Tensor *t = tile_of(ap);
+      if (!t || state[ap.tensor] != TileState::Live || last_use[ap.tensor] != i)
+        continue;
+      bool is_psum = t->memory == Memory::Psum;
+      (is_psum ? psum : sbuf).release(t->byte_offset / kUnitBytes, units_of(t->bytes_per_partition));
+      (is_psum ? psum_in_use : sbuf_in_use) -= t->bytes_per_partition;
+      state[ap.tensor] = TileState::Dead;
     }
   }
   return std::nullopt;

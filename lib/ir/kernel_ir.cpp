@@ -1,6 +1,10 @@
 #include "nkicc/ir/kernel_ir.h"
 
+#include "nkicc/cache/py_repr.h"
+
+#include <algorithm>
 #include <limits>
+#include <stdexcept>
 
 namespace nkicc::ir {
 
@@ -88,12 +92,142 @@ std::string_view opcode_name(Opcode op) {
 
 bool is_on_chip(Memory m) { return m == Memory::Sbuf || m == Memory::Psum; }
 
-std::vector<std::int64_t> AccessPattern::shape() const {
-  std::vector<std::int64_t> out;
+Shape AccessPattern::shape() const {
+  Shape out;
   out.reserve(pattern.size());
   for (const auto &[step, num] : pattern)
     out.push_back(num);
   return out;
+}
+
+// ---- interning ------------------------------------------------------------------------------
+
+namespace {
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  // FNV-1a over 64-bit words, then a final avalanche in hash_of: cheap and good enough for
+  // the few thousand distinct lists of a trace.
+  return (h ^ v) * 0x100000001b3ULL;
+}
+std::uint64_t item_hash(std::int64_t v) { return static_cast<std::uint64_t>(v); }
+std::uint64_t item_hash(char c) { return static_cast<unsigned char>(c); }
+std::uint64_t item_hash(const std::pair<std::int64_t, std::int64_t> &p) {
+  return static_cast<std::uint64_t>(p.first) * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(p.second);
+}
+
+} // namespace
+
+template <class T> std::uint64_t ListInterner<T>::hash_of(const T *items, std::size_t count) {
+  std::uint64_t h = 0xcbf29ce484222325ULL ^ count;
+  for (std::size_t i = 0; i < count; ++i)
+    h = mix(h, item_hash(items[i]));
+  h ^= h >> 29;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  return h ^ (h >> 32);
+}
+
+template <class T> std::uint32_t ListInterner<T>::intern(const T *items, std::size_t count) {
+  if (slots_.empty() || (entries_.size() + 1) * 2 > slots_.size())
+    grow();
+  std::uint64_t h = hash_of(items, count);
+  std::size_t mask = slots_.size() - 1;
+  for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+    std::uint32_t slot = slots_[i];
+    if (slot == 0) {
+      if (entries_.size() >= std::numeric_limits<std::uint32_t>::max() - 1)
+        throw std::length_error("too many distinct lists in one kernel");
+      entries_.push_back({items_.size(), static_cast<std::uint32_t>(count), h});
+      items_.insert(items_.end(), items, items + count);
+      slots_[i] = static_cast<std::uint32_t>(entries_.size());
+      return static_cast<std::uint32_t>(entries_.size() - 1);
+    }
+    const Entry &e = entries_[slot - 1];
+    if (e.hash == h && e.count == count && std::equal(items, items + count, items_.begin() + e.start))
+      return slot - 1;
+  }
+}
+
+template <class T> void ListInterner<T>::grow() {
+  std::vector<std::uint32_t> slots(slots_.empty() ? 64 : slots_.size() * 2, 0);
+  std::size_t mask = slots.size() - 1;
+  for (std::uint32_t id = 0; id < entries_.size(); ++id) {
+    std::size_t i = entries_[id].hash & mask;
+    while (slots[i])
+      i = (i + 1) & mask;
+    slots[i] = id + 1;
+  }
+  slots_ = std::move(slots);
+}
+
+template class ListInterner<std::pair<std::int64_t, std::int64_t>>;
+template class ListInterner<std::int64_t>;
+template class ListInterner<char>;
+
+// ---- functions ------------------------------------------------------------------------------
+
+Function::Function() {
+  // Id 0 of each pool is the common case: no grid term, no attributes.
+  std::array<std::int64_t, kMaxGridAxes> zeros{};
+  programs_.intern(zeros.data(), zeros.size());
+  attr_keys_.intern(nullptr, 0);
+  attr_lists_.emplace_back();
+}
+
+Operand Function::store(const AccessPattern &ap) {
+  Operand op;
+  op.tensor = ap.tensor;
+  op.pattern = patterns_.intern(ap.pattern.data(), ap.pattern.size());
+  op.program = programs_.intern(ap.program_offset.data(), ap.program_offset.size());
+  op.offset = ap.offset;
+  return op;
+}
+
+void Function::append(Instruction header, std::span<const AccessPattern> dst, std::span<const AccessPattern> src,
+                      const AttrList &attrs) {
+  if (dst.size() > 255 || src.size() > 255 ||
+      operands_.size() + dst.size() + src.size() > std::numeric_limits<std::uint32_t>::max())
+    throw std::length_error("too many operands in one kernel");
+  header.num_dst = static_cast<std::uint8_t>(dst.size());
+  header.num_src = static_cast<std::uint8_t>(src.size());
+  header.first_operand = static_cast<std::uint32_t>(operands_.size());
+  for (const AccessPattern &ap : dst)
+    operands_.push_back(store(ap));
+  for (const AccessPattern &ap : src)
+    operands_.push_back(store(ap));
+  header.attrs = 0;
+  instructions.push_back(header);
+  if (!attrs.empty())
+    set_attrs(instructions.back(), attrs);
+}
+
+AccessPattern Function::access_pattern(const Operand &op) const {
+  AccessPattern ap;
+  ap.tensor = op.tensor;
+  auto pairs = pattern(op);
+  ap.pattern.assign(pairs.begin(), pairs.end());
+  ap.offset = op.offset;
+  auto program = program_offset(op);
+  std::copy(program.begin(), program.end(), ap.program_offset.begin());
+  return ap;
+}
+
+void Function::set_dst(Instruction &inst, std::size_t i, const AccessPattern &ap) {
+  operands_[inst.first_operand + i] = store(ap);
+}
+
+void Function::set_attrs(Instruction &inst, const AttrList &attrs) {
+  // Python's repr tells every attribute value apart (1, 1.0 and True; -0.0; tuples and lists).
+  std::string key;
+  for (const auto &[attr_name, value] : attrs) {
+    key += attr_name;
+    key += '=';
+    append_py_repr(key, value);
+    key += '\0';
+  }
+  std::uint32_t id = attr_keys_.intern(key.data(), key.size());
+  if (id == attr_lists_.size())
+    attr_lists_.push_back(attrs);
+  inst.attrs = id;
 }
 
 std::int64_t bytes_per_partition(const Tensor &t) {

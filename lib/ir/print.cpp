@@ -68,41 +68,45 @@ void append_loc(std::string &out, SourceLoc loc, const SourceManager &sources) {
   append_int(out, lc.column);
 }
 
-void append_ap(std::string &out, const AccessPattern &ap) {
+void append_ap(std::string &out, const Function &fn, const Operand &op) {
   out += '%';
-  append_int(out, ap.tensor);
+  append_int(out, op.tensor);
   out += '[';
-  for (std::size_t i = 0; i < ap.pattern.size(); ++i) {
+  auto pattern = fn.pattern(op);
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
     if (i)
       out += ", ";
     out += '[';
-    append_int(out, ap.pattern[i].first);
+    append_int(out, pattern[i].first);
     out += ", ";
-    append_int(out, ap.pattern[i].second);
+    append_int(out, pattern[i].second);
     out += ']';
   }
   out += ']';
-  if (ap.offset != 0)
-    append_signed_term(out, ap.offset);
-  for (std::size_t axis = 0; axis < kMaxGridAxes; ++axis) {
-    if (ap.program_offset[axis] == 0)
+  if (op.offset != 0)
+    append_signed_term(out, op.offset);
+  if (op.program == 0)
+    return;
+  auto program = fn.program_offset(op);
+  for (std::size_t axis = 0; axis < program.size(); ++axis) {
+    if (program[axis] == 0)
       continue;
-    append_signed_term(out, ap.program_offset[axis]);
+    append_signed_term(out, program[axis]);
     out += "*pid";
     append_int(out, static_cast<std::int64_t>(axis));
   }
 }
 
-void append_aps(std::string &out, std::string_view label, const std::vector<AccessPattern> &aps) {
-  if (aps.empty())
+void append_aps(std::string &out, std::string_view label, const Function &fn, std::span<const Operand> ops) {
+  if (ops.empty())
     return;
   out += ' ';
   out += label;
   out += '=';
-  for (std::size_t i = 0; i < aps.size(); ++i) {
+  for (std::size_t i = 0; i < ops.size(); ++i) {
     if (i)
       out += ", ";
-    append_ap(out, aps[i]);
+    append_ap(out, fn, ops[i]);
   }
 }
 
@@ -155,16 +159,17 @@ void append_tensor(std::string &out, TensorId id, const Tensor &t, const SourceM
   out += '\n';
 }
 
-void append_instruction(std::string &out, std::size_t index, const Instruction &inst, const SourceManager &sources) {
+void append_instruction(std::string &out, std::size_t index, const Function &fn, const Instruction &inst,
+                        const SourceManager &sources) {
   out += "    ";
   append_int(out, static_cast<std::int64_t>(index));
   out += ": ";
   out += opcode_name(inst.opcode);
   out += ' ';
   out += engine_name(inst.engine);
-  append_aps(out, "dst", inst.dst);
-  append_aps(out, "src", inst.src);
-  for (const auto &[name, value] : inst.attrs) {
+  append_aps(out, "dst", fn, fn.dst(inst));
+  append_aps(out, "src", fn, fn.src(inst));
+  for (const auto &[name, value] : fn.attrs(inst)) {
     out += ' ';
     out += name;
     out += '=';
@@ -204,7 +209,7 @@ std::string print_function(const Function &fn, const SourceManager &sources) {
   append_int(out, static_cast<std::int64_t>(fn.instructions.size()));
   out += '\n';
   for (std::size_t i = 0; i < fn.instructions.size(); ++i)
-    append_instruction(out, i, fn.instructions[i], sources);
+    append_instruction(out, i, fn, fn.instructions[i], sources);
   return out;
 }
 

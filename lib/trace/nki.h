@@ -9,6 +9,8 @@
 #include "nkicc/trace/interpreter.h"
 
 #include <array>
+#include <initializer_list>
+#include <span>
 #include <map>
 #include <memory>
 #include <string>
@@ -126,7 +128,7 @@ public:
   void on_bind(std::string_view name) override;
 
   const ir::Tensor &tensor() const;
-  std::vector<std::int64_t> shape() const { return ap.shape(); }
+  ir::Shape shape() const { return ap.shape(); }
   /// `name[128, 512]`, as NKI's messages show a parameter.
   std::string describe() const;
 
@@ -168,12 +170,22 @@ public:
   KernelBuilder(Interpreter &interp, const TargetInfo &target, std::vector<std::int64_t> grid,
                 std::uint64_t max_instructions);
 
-  ir::TensorId new_tensor(std::string name, ir::TensorRole role, ir::Memory memory, std::vector<std::int64_t> shape,
-                          DType dtype, bool auto_named);
+  ir::TensorId new_tensor(std::string name, ir::TensorRole role, ir::Memory memory, ir::Shape shape, DType dtype,
+                          bool auto_named);
   /// A view of the whole tensor.
   std::shared_ptr<TensorRef> full_view(ir::TensorId id);
   /// Appends an instruction, recording the loop kind and the location of the call in progress.
-  void emit(ir::Instruction inst);
+  void emit(ir::Opcode opcode, ir::Engine engine, std::span<const ir::AccessPattern> dst,
+            std::span<const ir::AccessPattern> src, const ir::AttrList &attrs = {});
+  void emit(ir::Opcode opcode, ir::Engine engine, std::initializer_list<ir::AccessPattern> dst,
+            std::initializer_list<ir::AccessPattern> src, const ir::AttrList &attrs = {}) {
+    emit(opcode, engine, std::span<const ir::AccessPattern>(dst.begin(), dst.size()),
+         std::span<const ir::AccessPattern>(src.begin(), src.size()), attrs);
+  }
+  void emit(ir::Opcode opcode, ir::Engine engine, std::initializer_list<ir::AccessPattern> dst,
+            const std::vector<ir::AccessPattern> &src, const ir::AttrList &attrs = {}) {
+    emit(opcode, engine, std::span<const ir::AccessPattern>(dst.begin(), dst.size()), src, attrs);
+  }
   /// A fresh tile name (`add.3`) for results the kernel does not name.
   std::string auto_name(std::string_view stem);
   void rename(ir::TensorId id, std::string_view name);
@@ -205,6 +217,6 @@ private:
 };
 
 /// The shape of a value for messages: `[128, 512]`.
-std::string shape_text(const std::vector<std::int64_t> &shape);
+std::string shape_text(std::span<const std::int64_t> shape);
 
 } // namespace nkicc::trace

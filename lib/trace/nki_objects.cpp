@@ -27,7 +27,7 @@ std::int64_t checked_mul(std::int64_t a, std::int64_t b) {
   return r;
 }
 
-std::string shape_text(const std::vector<std::int64_t> &shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+std::string shape_text(std::span<const std::int64_t> shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 // ---- affines ----------------------------------------------------------------------------------
 
@@ -425,7 +425,7 @@ void TensorRef::on_bind(std::string_view name) {
   if (!builder || !builder->auto_named[ap.tensor] || ap.offset != 0 ||
       ap.program_offset != decltype(ap.program_offset){})
     return;
-  const std::vector<std::int64_t> &shape = tensor().shape;
+  const ir::Shape &shape = tensor().shape;
   if (ap.pattern.size() != shape.size())
     return;
   std::int64_t step = 1;

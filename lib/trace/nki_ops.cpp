@@ -96,7 +96,7 @@ void require_hbm(const TensorRef &t, std::string_view op, std::string_view param
                             param, op, ir::memory_name(t.tensor().memory)));
 }
 
-void check_partitions(const std::vector<std::int64_t> &shape) {
+void check_partitions(const ir::Shape &shape) {
   // reference/nki.md: an on-chip tile has its partition dimension and at most 4 free ones.
   if (shape.size() > 5)
     raise_error("err_exceed_max_supported_dimension",
@@ -108,14 +108,14 @@ void check_partitions(const std::vector<std::int64_t> &shape) {
                 fmt::format("number of partitions {} exceed architecture limitation of {}.", shape[0], kMaxPartitions));
 }
 
-std::int64_t product(const std::vector<std::int64_t> &dims, std::size_t from = 0) {
+std::int64_t product(const ir::Shape &dims, std::size_t from = 0) {
   std::int64_t p = 1;
   for (std::size_t i = from; i < dims.size(); ++i)
     p = checked_mul(p, dims[i]);
   return p;
 }
 
-void check_psum_tile(const std::vector<std::int64_t> &shape, DType dtype) {
+void check_psum_tile(const ir::Shape &shape, DType dtype) {
   std::int64_t bytes = checked_mul(product(shape, 1), static_cast<std::int64_t>(dtype_size(dtype)));
   if (bytes > kPsumBankBytes)
     raise_error("err_psum_tile_exceed_bank_size",
@@ -144,8 +144,8 @@ ir::Memory buffer_arg(const Value *v, ir::Memory fallback) {
   raise_error("TypeError", fmt::format("'buffer' must be nl.sbuf, nl.psum, nl.hbm or nl.shared_hbm, not {}", repr(*v)));
 }
 
-std::vector<std::int64_t> shape_arg(const Value &v, std::string_view op) {
-  std::vector<std::int64_t> shape;
+ir::Shape shape_arg(const Value &v, std::string_view op) {
+  ir::Shape shape;
   auto dim = [&](const Value &d) {
     if (d.kind != Value::Kind::Int || d.i <= 0)
       raise_error("TypeError", fmt::format("the shape of '{}' must be positive integers, got {}", op, repr(d)));
@@ -221,8 +221,8 @@ DType promote(DType a, DType b) {
   return rank(b) > rank(a) ? b : a;
 }
 
-std::shared_ptr<TensorRef> new_tile(KernelBuilder &kb, std::string_view stem, ir::Memory memory,
-                                    std::vector<std::int64_t> shape, DType dtype) {
+std::shared_ptr<TensorRef> new_tile(KernelBuilder &kb, std::string_view stem, ir::Memory memory, ir::Shape shape,
+                                    DType dtype) {
   if (on_chip(memory))
     check_partitions(shape);
   if (memory == ir::Memory::Psum)
@@ -231,20 +231,7 @@ std::shared_ptr<TensorRef> new_tile(KernelBuilder &kb, std::string_view stem, ir
   return kb.full_view(id);
 }
 
-ir::Instruction instruction(ir::Opcode op, ir::Engine engine, std::vector<ir::AccessPattern> dst,
-                            std::vector<ir::AccessPattern> src,
-                            std::vector<std::pair<std::string, PyConstant>> attrs = {}) {
-  ir::Instruction inst;
-  inst.opcode = op;
-  inst.engine = engine;
-  inst.dst = std::move(dst);
-  inst.src = std::move(src);
-  inst.attrs = std::move(attrs);
-  return inst;
-}
-
-std::vector<std::pair<std::string, PyConstant>> with_mask(std::vector<std::pair<std::string, PyConstant>> attrs,
-                                                          const Value *mask) {
+ir::AttrList with_mask(ir::AttrList attrs, const Value *mask) {
   if (mask) {
     if (auto *m = mask->as<MaskObject>())
       attrs.emplace_back("mask", PyConstant::str(m->text));
@@ -256,9 +243,9 @@ std::vector<std::pair<std::string, PyConstant>> with_mask(std::vector<std::pair<
 
 /// The result shape of an element-wise op: partition dimensions must match (NKI does not
 /// broadcast across partitions); free dimensions broadcast from 1.
-std::vector<std::int64_t> broadcast_shapes(const TensorRef &a, const TensorRef &b, std::string_view op,
-                                           std::string_view pa, std::string_view pb) {
-  std::vector<std::int64_t> sa = a.shape(), sb = b.shape();
+ir::Shape broadcast_shapes(const TensorRef &a, const TensorRef &b, std::string_view op, std::string_view pa,
+                           std::string_view pb) {
+  ir::Shape sa = a.shape(), sb = b.shape();
   if (sa.empty() || sb.empty() || sa[0] != sb[0])
     raise_error("err_num_partition_mismatch",
                 fmt::format("number of partitions (dimension 0 size of a tile) mismatch in parameters ({}{}, {}{}) of "
@@ -267,7 +254,7 @@ std::vector<std::int64_t> broadcast_shapes(const TensorRef &a, const TensorRef &
   if (sa.size() != sb.size())
     raise_error("ValueError", fmt::format("operands of '{}' have different ranks: {}{} and {}{}", op, pa,
                                           shape_text(sa), pb, shape_text(sb)));
-  std::vector<std::int64_t> out = sa;
+  ir::Shape out = sa;
   for (std::size_t i = 1; i < sa.size(); ++i) {
     if (sa[i] == sb[i] || sb[i] == 1)
       continue;
@@ -282,7 +269,7 @@ std::vector<std::int64_t> broadcast_shapes(const TensorRef &a, const TensorRef &
 }
 
 /// Broadcasts a view to `shape` by zero strides on its size-1 free dimensions.
-ir::AccessPattern broadcast_view(const TensorRef &t, const std::vector<std::int64_t> &shape) {
+ir::AccessPattern broadcast_view(const TensorRef &t, const ir::Shape &shape) {
   ir::AccessPattern ap = t.ap;
   for (std::size_t i = 1; i < ap.pattern.size() && i < shape.size(); ++i)
     if (ap.pattern[i].second == 1 && shape[i] != 1)
@@ -296,11 +283,10 @@ Value tensor_tensor(KernelBuilder &kb, std::string_view op, const TensorRef &a, 
   std::string_view where = label.empty() ? op : label;
   require_on_chip(a, where, pa);
   require_on_chip(b, where, pb);
-  std::vector<std::int64_t> shape = broadcast_shapes(a, b, where, pa, pb);
+  ir::Shape shape = broadcast_shapes(a, b, where, pa, pb);
   auto out = new_tile(kb, op, ir::Memory::Sbuf, shape, dtype.value_or(promote(a.tensor().dtype, b.tensor().dtype)));
-  kb.emit(instruction(ir::Opcode::TensorTensor, ir::Engine::Vector, {out->ap},
-                      {broadcast_view(a, shape), broadcast_view(b, shape)},
-                      {{"op", PyConstant::str(std::string(op))}}));
+  kb.emit(ir::Opcode::TensorTensor, ir::Engine::Vector, {out->ap}, {broadcast_view(a, shape), broadcast_view(b, shape)},
+          {{"op", PyConstant::str(std::string(op))}});
   return Value::object(out);
 }
 
@@ -310,10 +296,10 @@ Value tensor_scalar(KernelBuilder &kb, std::string_view op, const TensorRef &a, 
   DType result =
       dtype.value_or(scalar.kind == Value::Kind::Float ? promote(a.tensor().dtype, DType::Float32) : a.tensor().dtype);
   auto out = new_tile(kb, op, ir::Memory::Sbuf, a.shape(), result);
-  kb.emit(instruction(ir::Opcode::TensorScalar, ir::Engine::Vector, {out->ap}, {a.ap},
-                      {{"op0", PyConstant::str(std::string(op))},
-                       {"operand0", scalar_constant(scalar)},
-                       {"reverse0", PyConstant::boolean(reverse)}}));
+  kb.emit(ir::Opcode::TensorScalar, ir::Engine::Vector, {out->ap}, {a.ap},
+          {{"op0", PyConstant::str(std::string(op))},
+           {"operand0", scalar_constant(scalar)},
+           {"reverse0", PyConstant::boolean(reverse)}});
   return Value::object(out);
 }
 
@@ -338,7 +324,7 @@ Value activation(KernelBuilder &kb, std::string_view func, const TensorRef &x, s
   require_on_chip(x, where, "data");
   auto out = new_tile(kb, func, ir::Memory::Sbuf, x.shape(), dtype.value_or(x.tensor().dtype));
   std::vector<ir::AccessPattern> src = {x.ap};
-  std::vector<std::pair<std::string, PyConstant>> attrs = {{"func", PyConstant::str(std::string(func))}};
+  ir::AttrList attrs = {{"func", PyConstant::str(std::string(func))}};
   if (bias) {
     auto b = as_tensor(*bias, where, "bias");
     require_on_chip(*b, where, "bias");
@@ -355,12 +341,12 @@ Value activation(KernelBuilder &kb, std::string_view func, const TensorRef &x, s
     else
       attrs.emplace_back("scale", scalar_constant(*scale));
   }
-  kb.emit(instruction(ir::Opcode::Activation, ir::Engine::Scalar, {out->ap}, std::move(src), std::move(attrs)));
+  kb.emit(ir::Opcode::Activation, ir::Engine::Scalar, {out->ap}, std::move(src), std::move(attrs));
   return Value::object(out);
 }
 
-std::vector<std::int64_t> axes_arg(const Value &v, std::size_t rank, std::string_view op) {
-  std::vector<std::int64_t> axes;
+ir::Shape axes_arg(const Value &v, std::size_t rank, std::string_view op) {
+  ir::Shape axes;
   auto add = [&](const Value &a) {
     if (a.kind != Value::Kind::Int)
       raise_error("TypeError", fmt::format("'axis' of '{}' must be an integer or a tuple of integers", op));
@@ -389,9 +375,9 @@ Value reduce(KernelBuilder &kb, std::string_view op, const TensorRef &x, const V
              std::optional<DType> dtype, std::string_view label = {}) {
   std::string_view where = label.empty() ? op : label;
   require_on_chip(x, where, "x");
-  std::vector<std::int64_t> in = x.shape();
-  std::vector<std::int64_t> axes = axes_arg(axis, in.size(), where);
-  std::vector<std::int64_t> shape;
+  ir::Shape in = x.shape();
+  ir::Shape axes = axes_arg(axis, in.size(), where);
+  ir::Shape shape;
   for (std::size_t i = 0; i < in.size(); ++i) {
     bool reduced = std::find(axes.begin(), axes.end(), static_cast<std::int64_t>(i)) != axes.end();
     if (!reduced)
@@ -405,11 +391,11 @@ Value reduce(KernelBuilder &kb, std::string_view op, const TensorRef &x, const V
   for (std::int64_t a : axes)
     ax.push_back(PyConstant::integer(a));
   auto out = new_tile(kb, op, ir::Memory::Sbuf, shape, dtype.value_or(x.tensor().dtype));
-  kb.emit(instruction(ir::Opcode::TensorReduce, ir::Engine::Vector, {out->ap}, {x.ap},
-                      {{"op", PyConstant::str(std::string(op))},
-                       {"axis", PyConstant::tuple(std::move(ax))},
-                       {"negate", PyConstant::boolean(negate)},
-                       {"keepdims", PyConstant::boolean(keepdims)}}));
+  kb.emit(ir::Opcode::TensorReduce, ir::Engine::Vector, {out->ap}, {x.ap},
+          {{"op", PyConstant::str(std::string(op))},
+           {"axis", PyConstant::tuple(std::move(ax))},
+           {"negate", PyConstant::boolean(negate)},
+           {"keepdims", PyConstant::boolean(keepdims)}});
   return Value::object(out);
 }
 
@@ -417,7 +403,7 @@ Value reduce(KernelBuilder &kb, std::string_view op, const TensorRef &x, const V
 Value nc_matmul(KernelBuilder &kb, const TensorRef &stationary, const TensorRef &moving, std::string_view op) {
   require_on_chip(stationary, op, "stationary");
   require_on_chip(moving, op, "moving");
-  std::vector<std::int64_t> s = stationary.shape(), m = moving.shape();
+  ir::Shape s = stationary.shape(), m = moving.shape();
   if (s.size() != 2 || m.size() != 2)
     raise_error("err_exceed_max_supported_dimension",
                 fmt::format("parameter '{}' of '{}' exceed max supported number of dimensions of 2.",
@@ -438,15 +424,15 @@ Value nc_matmul(KernelBuilder &kb, const TensorRef &stationary, const TensorRef 
                 fmt::format("size of dimension 1 in 'moving{}' of '{}' exceed architecture limitation of {}.",
                             shape_text(m), op, kMovingFmax));
   auto out = new_tile(kb, "matmul", ir::Memory::Psum, {s[1], m[1]}, DType::Float32);
-  kb.emit(instruction(ir::Opcode::MatMul, ir::Engine::Tensor, {out->ap}, {stationary.ap, moving.ap},
-                      {{"accumulate", PyConstant::boolean(false)}}));
+  kb.emit(ir::Opcode::MatMul, ir::Engine::Tensor, {out->ap}, {stationary.ap, moving.ap},
+          {{"accumulate", PyConstant::boolean(false)}});
   kb.fn.matmul_mac_count = checked_add(kb.fn.matmul_mac_count, checked_mul(checked_mul(s[0], s[1]), m[1]));
   return Value::object(out);
 }
 
 Value transpose(KernelBuilder &kb, const TensorRef &x, std::string_view op, ir::Engine engine) {
   require_on_chip(x, op, "x");
-  std::vector<std::int64_t> s = x.shape();
+  ir::Shape s = x.shape();
   if (s.size() != 2)
     raise_error(
         "err_exceed_max_supported_dimension",
@@ -459,7 +445,7 @@ Value transpose(KernelBuilder &kb, const TensorRef &x, std::string_view op, ir::
   ir::Memory memory = engine == ir::Engine::Tensor ? ir::Memory::Psum : ir::Memory::Sbuf;
   DType dtype = engine == ir::Engine::Tensor ? DType::Float32 : x.tensor().dtype;
   auto out = new_tile(kb, "transpose", memory, {s[1], s[0]}, dtype);
-  kb.emit(instruction(ir::Opcode::Transpose, engine, {out->ap}, {x.ap}));
+  kb.emit(ir::Opcode::Transpose, engine, {out->ap}, {x.ap});
   return Value::object(out);
 }
 
@@ -468,13 +454,13 @@ std::shared_ptr<TensorRef> to_sbuf(KernelBuilder &kb, std::shared_ptr<TensorRef>
   if (v->tensor().memory != ir::Memory::Psum)
     return v;
   auto copy = new_tile(kb, "psum_copy", ir::Memory::Sbuf, v->shape(), v->tensor().dtype);
-  kb.emit(instruction(ir::Opcode::TensorCopy, ir::Engine::Vector, {copy->ap}, {v->ap}));
+  kb.emit(ir::Opcode::TensorCopy, ir::Engine::Vector, {copy->ap}, {v->ap});
   return copy;
 }
 
 void check_store_shape(const TensorRef &dst, const TensorRef &value, std::string_view dst_name,
                        std::string_view value_name) {
-  std::vector<std::int64_t> d = dst.shape(), v = value.shape();
+  ir::Shape d = dst.shape(), v = value.shape();
   bool smaller = d.size() != v.size();
   for (std::size_t i = 0; !smaller && i < d.size(); ++i)
     smaller = d[i] < v[i] || (d[i] != v[i] && v[i] != 1);
@@ -491,12 +477,11 @@ void store(KernelBuilder &kb, const TensorRef &dst, std::shared_ptr<TensorRef> v
   require_on_chip(*value, "store", "value");
   check_store_shape(dst, *value, dst_name, value_name);
   value = to_sbuf(kb, value);
-  kb.emit(instruction(ir::Opcode::Store, ir::Engine::Sync, {dst.ap}, {broadcast_view(*value, dst.shape())},
-                      with_mask({}, mask)));
+  kb.emit(ir::Opcode::Store, ir::Engine::Sync, {dst.ap}, {broadcast_view(*value, dst.shape())}, with_mask({}, mask));
 }
 
 void memset(KernelBuilder &kb, const TensorRef &t, const Value &value) {
-  kb.emit(instruction(ir::Opcode::Memset, ir::Engine::Vector, {t.ap}, {}, {{"value", scalar_constant(value)}}));
+  kb.emit(ir::Opcode::Memset, ir::Engine::Vector, {t.ap}, {}, {{"value", scalar_constant(value)}});
 }
 
 /// An activation-style unary (nl.exp, nl.relu, ...).
@@ -603,8 +588,8 @@ std::optional<Value> tensor_method(Interpreter &, std::shared_ptr<TensorRef> sel
   if (name == "reshape") {
     return Value::object(std::make_shared<BuiltinFunction>("reshape", [self](Interpreter &, CallArgs &call) {
       Args a(call, "reshape", {"shape"});
-      std::vector<std::int64_t> shape = shape_arg(a.required("shape"), "reshape");
-      std::vector<std::int64_t> old = self->shape();
+      ir::Shape shape = shape_arg(a.required("shape"), "reshape");
+      ir::Shape old = self->shape();
       if (product(shape) != product(old))
         raise_error("ValueError", fmt::format("cannot reshape {} of shape {} into shape {}", self->describe(),
                                               shape_text(old), shape_text(shape)));
@@ -660,8 +645,8 @@ std::optional<Value> tensor_method(Interpreter &, std::shared_ptr<TensorRef> sel
   if (name == "broadcast_to") {
     return Value::object(std::make_shared<BuiltinFunction>("broadcast_to", [self](Interpreter &, CallArgs &call) {
       Args a(call, "broadcast_to", {"shape"});
-      std::vector<std::int64_t> shape = shape_arg(a.required("shape"), "broadcast_to");
-      std::vector<std::int64_t> old = self->shape();
+      ir::Shape shape = shape_arg(a.required("shape"), "broadcast_to");
+      ir::Shape old = self->shape();
       if (shape.size() != old.size())
         raise_error("ValueError", fmt::format("cannot broadcast {} to {}", self->describe(), shape_text(shape)));
       auto out = std::make_shared<TensorRef>(*self);
@@ -704,7 +689,7 @@ void assign_to_view(Interpreter &, TensorRef &target, const Value &value, std::o
     }
     require_on_chip(*v, "copy", "src");
     check_store_shape(target, *v, t.name, v->tensor().name);
-    kb.emit(instruction(ir::Opcode::TensorCopy, ir::Engine::Vector, {target.ap}, {broadcast_view(*v, target.shape())}));
+    kb.emit(ir::Opcode::TensorCopy, ir::Engine::Vector, {target.ap}, {broadcast_view(*v, target.shape())});
     return;
   }
   // `psum[...] += nl.matmul(...)`: the matmul accumulates into the target itself (SPEC §3).
@@ -712,12 +697,12 @@ void assign_to_view(Interpreter &, TensorRef &target, const Value &value, std::o
     std::int64_t writer = kb.last_writer[v->ap.tensor];
     if (writer >= 0 && static_cast<std::size_t>(writer) + 1 == kb.fn.instructions.size()) {
       ir::Instruction &inst = kb.fn.instructions.back();
-      if (inst.opcode == ir::Opcode::MatMul && inst.dst.size() == 1 && inst.dst[0].tensor == v->ap.tensor) {
-        if (inst.dst[0].shape() != target.shape())
+      if (inst.opcode == ir::Opcode::MatMul && inst.num_dst == 1 && kb.fn.dst(inst)[0].tensor == v->ap.tensor) {
+        if (kb.fn.access_pattern(kb.fn.dst(inst)[0]).shape() != target.shape())
           raise_error("ValueError", fmt::format("cannot accumulate a matmul result {} into {}", shape_text(v->shape()),
                                                 target.describe()));
-        inst.dst[0] = target.ap;
-        inst.attrs = {{"accumulate", PyConstant::boolean(true)}};
+        kb.fn.set_dst(inst, 0, target.ap);
+        kb.fn.set_attrs(inst, {{"accumulate", PyConstant::boolean(true)}});
         kb.last_writer[target.ap.tensor] = writer;
         return;
       }
@@ -729,13 +714,13 @@ void assign_to_view(Interpreter &, TensorRef &target, const Value &value, std::o
   if (v) {
     require_on_chip(*v, name, "y");
     broadcast_shapes(target, *v, name, "x", "y");
-    kb.emit(instruction(ir::Opcode::TensorTensor, ir::Engine::Vector, {target.ap},
-                        {target.ap, broadcast_view(*v, target.shape())}, {{"op", PyConstant::str(std::string(name))}}));
+    kb.emit(ir::Opcode::TensorTensor, ir::Engine::Vector, {target.ap}, {target.ap, broadcast_view(*v, target.shape())},
+            {{"op", PyConstant::str(std::string(name))}});
   } else {
-    kb.emit(instruction(ir::Opcode::TensorScalar, ir::Engine::Vector, {target.ap}, {target.ap},
-                        {{"op0", PyConstant::str(std::string(name))},
-                         {"operand0", scalar_constant(value)},
-                         {"reverse0", PyConstant::boolean(false)}}));
+    kb.emit(ir::Opcode::TensorScalar, ir::Engine::Vector, {target.ap}, {target.ap},
+            {{"op0", PyConstant::str(std::string(name))},
+             {"operand0", scalar_constant(value)},
+             {"reverse0", PyConstant::boolean(false)}});
   }
 }
 
@@ -756,14 +741,14 @@ void add_language_functions(NkiRuntime &rt, ModuleObject &nl) {
     KernelBuilder &kb = rt.builder("load");
     auto out = new_tile(kb, "load", ir::Memory::Sbuf, src->shape(),
                         dtype_arg(a.get("dtype"), "load").value_or(src->tensor().dtype));
-    kb.emit(instruction(ir::Opcode::Load, ir::Engine::Sync, {out->ap}, {src->ap}, with_mask({}, a.get("mask"))));
+    kb.emit(ir::Opcode::Load, ir::Engine::Sync, {out->ap}, {src->ap}, with_mask({}, a.get("mask")));
     return Value::object(out);
   });
   def(nl, "load_transpose2d", [&rt](Interpreter &, CallArgs &call) {
     Args a(call, "load_transpose2d", {"src", "mask", "dtype"});
     auto src = as_tensor(a.required("src"), "load_transpose2d", "src");
     require_hbm(*src, "load_transpose2d", "src");
-    std::vector<std::int64_t> s = src->shape();
+    ir::Shape s = src->shape();
     if (s.size() != 2)
       raise_error("err_exceed_max_supported_dimension",
                   fmt::format("parameter '{}' of 'load_transpose2d' exceed max supported number of dimensions of 2.",
@@ -771,8 +756,8 @@ void add_language_functions(NkiRuntime &rt, ModuleObject &nl) {
     KernelBuilder &kb = rt.builder("load_transpose2d");
     auto out = new_tile(kb, "load", ir::Memory::Sbuf, {s[1], s[0]},
                         dtype_arg(a.get("dtype"), "load_transpose2d").value_or(src->tensor().dtype));
-    kb.emit(instruction(ir::Opcode::Load, ir::Engine::Sync, {out->ap}, {src->ap},
-                        with_mask({{"transpose", PyConstant::boolean(true)}}, a.get("mask"))));
+    kb.emit(ir::Opcode::Load, ir::Engine::Sync, {out->ap}, {src->ap},
+            with_mask({{"transpose", PyConstant::boolean(true)}}, a.get("mask")));
     return Value::object(out);
   });
   def(nl, "store", [&rt](Interpreter &, CallArgs &call) {
@@ -790,13 +775,13 @@ void add_language_functions(NkiRuntime &rt, ModuleObject &nl) {
     KernelBuilder &kb = rt.builder("copy");
     auto out = new_tile(kb, "copy", ir::Memory::Sbuf, x->shape(),
                         dtype_arg(a.get("dtype"), "copy").value_or(x->tensor().dtype));
-    kb.emit(instruction(ir::Opcode::TensorCopy, ir::Engine::Vector, {out->ap}, {x->ap}, with_mask({}, a.get("mask"))));
+    kb.emit(ir::Opcode::TensorCopy, ir::Engine::Vector, {out->ap}, {x->ap}, with_mask({}, a.get("mask")));
     return Value::object(out);
   });
 
   auto create = [&rt](std::string op, CallArgs &call, const Value *fill) {
     Args a(call, op, {"shape", "dtype", "buffer", "name"});
-    std::vector<std::int64_t> shape = shape_arg(a.required("shape"), op);
+    ir::Shape shape = shape_arg(a.required("shape"), op);
     auto dtype = dtype_arg(a.get("dtype"), op);
     if (!dtype)
       raise_error("TypeError", fmt::format("{}() missing required argument 'dtype'", op));
@@ -1035,9 +1020,9 @@ BuiltinFunction::Impl dst_form(std::string op, std::size_t probe, BuiltinFunctio
     if (writer >= 0 && static_cast<std::size_t>(writer) + 1 == kb.fn.instructions.size() &&
         on_chip(target->tensor().memory)) {
       ir::Instruction &inst = kb.fn.instructions.back();
-      if (inst.dst.size() == 1 && inst.dst[0].tensor == r->ap.tensor && r->shape() == target->shape()) {
+      if (inst.num_dst == 1 && kb.fn.dst(inst)[0].tensor == r->ap.tensor && r->shape() == target->shape()) {
         check_store_shape(*target, *r, target->tensor().name, r->tensor().name);
-        inst.dst[0] = target->ap;
+        kb.fn.set_dst(inst, 0, target->ap);
         kb.last_writer[target->ap.tensor] = writer;
         return Value::none();
       }
@@ -1088,7 +1073,7 @@ void add_isa_functions(NkiRuntime &rt, ModuleObject &nisa) {
         auto x = as_tensor(a.required("data"), "tensor_scalar", "data");
         require_on_chip(*x, "tensor_scalar", "data");
         KernelBuilder &kb = rt.builder("tensor_scalar");
-        std::vector<std::pair<std::string, PyConstant>> attrs;
+        ir::AttrList attrs;
         std::vector<ir::AccessPattern> src = {x->ap};
         auto operand = [&](const char *op_param, const char *operand_param, const char *reverse_param) {
           attrs.emplace_back(op_param, PyConstant::str(op_name(a.required(op_param), "tensor_scalar", op_param)));
@@ -1114,7 +1099,7 @@ void add_isa_functions(NkiRuntime &rt, ModuleObject &nisa) {
           operand("op1", "operand1", "reverse1");
         auto out = new_tile(kb, "tensor_scalar", ir::Memory::Sbuf, x->shape(),
                             dtype_arg(a.get("dtype"), "tensor_scalar").value_or(x->tensor().dtype));
-        kb.emit(instruction(ir::Opcode::TensorScalar, ir::Engine::Vector, {out->ap}, std::move(src), std::move(attrs)));
+        kb.emit(ir::Opcode::TensorScalar, ir::Engine::Vector, {out->ap}, std::move(src), std::move(attrs));
         return Value::object(out);
       }));
   def(nisa, "tensor_reduce", dst_form("tensor_reduce", 0, [&rt](Interpreter &, CallArgs &call) {
@@ -1132,7 +1117,7 @@ void add_isa_functions(NkiRuntime &rt, ModuleObject &nisa) {
         KernelBuilder &kb = rt.builder("tensor_copy");
         auto out = new_tile(kb, "tensor_copy", ir::Memory::Sbuf, x->shape(),
                             dtype_arg(a.get("dtype"), "tensor_copy").value_or(x->tensor().dtype));
-        kb.emit(instruction(ir::Opcode::TensorCopy, ir::Engine::Vector, {out->ap}, {x->ap}));
+        kb.emit(ir::Opcode::TensorCopy, ir::Engine::Vector, {out->ap}, {x->ap});
         return Value::object(out);
       }));
   def(nisa, "memset", [&rt](Interpreter &, CallArgs &call) {
@@ -1147,7 +1132,7 @@ void add_isa_functions(NkiRuntime &rt, ModuleObject &nisa) {
       return Value::none();
     }
     Args a(call, "memset", {"shape", "value", "dtype", "mask", "engine"});
-    std::vector<std::int64_t> shape = shape_arg(a.required("shape"), "memset");
+    ir::Shape shape = shape_arg(a.required("shape"), "memset");
     auto dtype = dtype_arg(a.get("dtype"), "memset");
     if (!dtype)
       raise_error("TypeError", "memset() missing required argument 'dtype'");
@@ -1164,15 +1149,15 @@ void add_isa_functions(NkiRuntime &rt, ModuleObject &nisa) {
         auto *ix = a.required("expr").as<IndexObject>();
         if (!ix)
           raise_error("TypeError", "the 'expr' of 'iota' must be an index expression such as nl.arange(128)[:, None]");
-        std::vector<std::int64_t> shape;
+        ir::Shape shape;
         for (int i = 0; i < ix->rank; ++i)
           shape.push_back(i == ix->axis ? ix->count : 1);
         if (shape.size() == 1)
           shape.push_back(1);
         KernelBuilder &kb = rt.builder("iota");
         auto out = new_tile(kb, "iota", ir::Memory::Sbuf, shape, *dtype);
-        kb.emit(instruction(ir::Opcode::Iota, ir::Engine::GpSimd, {out->ap}, {},
-                            {{"start", PyConstant::str(ix->start.text())}, {"step", PyConstant::integer(ix->step)}}));
+        kb.emit(ir::Opcode::Iota, ir::Engine::GpSimd, {out->ap}, {},
+                {{"start", PyConstant::str(ix->start.text())}, {"step", PyConstant::integer(ix->step)}});
         return Value::object(out);
       }));
   def(nisa, "affine_select", dst_form("affine_select", 0, [&rt](Interpreter &, CallArgs &call) {
@@ -1185,16 +1170,16 @@ void add_isa_functions(NkiRuntime &rt, ModuleObject &nisa) {
         KernelBuilder &kb = rt.builder("affine_select");
         auto out = new_tile(kb, "affine_select", ir::Memory::Sbuf, x->shape(),
                             dtype_arg(a.get("dtype"), "affine_select").value_or(x->tensor().dtype));
-        kb.emit(instruction(ir::Opcode::AffineSelect, ir::Engine::GpSimd, {out->ap}, {x->ap},
-                            {{"pred", PyConstant::str(pred->text)},
-                             {"on_false_value", scalar_constant(a.required("on_false_value"))}}));
+        kb.emit(
+            ir::Opcode::AffineSelect, ir::Engine::GpSimd, {out->ap}, {x->ap},
+            {{"pred", PyConstant::str(pred->text)}, {"on_false_value", scalar_constant(a.required("on_false_value"))}});
         return Value::object(out);
       }));
   def(nisa, "bn_stats", dst_form("bn_stats", 1, [&rt](Interpreter &, CallArgs &call) {
         Args a(call, "bn_stats", {"data", "mask", "dtype"});
         auto x = as_tensor(a.required("data"), "bn_stats", "data");
         require_on_chip(*x, "bn_stats", "data");
-        std::vector<std::int64_t> s = x->shape();
+        ir::Shape s = x->shape();
         if (s.size() != 2)
           raise_error("err_exceed_max_supported_dimension",
                       fmt::format("parameter '{}' of 'bn_stats' exceed max supported number of dimensions of 2.",
@@ -1206,21 +1191,21 @@ void add_isa_functions(NkiRuntime &rt, ModuleObject &nisa) {
         KernelBuilder &kb = rt.builder("bn_stats");
         auto out = new_tile(kb, "bn_stats", ir::Memory::Sbuf, {s[0], 6},
                             dtype_arg(a.get("dtype"), "bn_stats").value_or(x->tensor().dtype));
-        kb.emit(instruction(ir::Opcode::BnStats, ir::Engine::Vector, {out->ap}, {x->ap}));
+        kb.emit(ir::Opcode::BnStats, ir::Engine::Vector, {out->ap}, {x->ap});
         return Value::object(out);
       }));
   def(nisa, "bn_aggr", dst_form("bn_aggr", 1, [&rt](Interpreter &, CallArgs &call) {
         Args a(call, "bn_aggr", {"data", "mask", "dtype"});
         auto x = as_tensor(a.required("data"), "bn_aggr", "data");
         require_on_chip(*x, "bn_aggr", "data");
-        std::vector<std::int64_t> s = x->shape();
+        ir::Shape s = x->shape();
         if (s.size() != 2 || s[1] % 6 != 0)
           raise_error("ValueError",
                       fmt::format("the data of 'bn_aggr' must be [P, 6*k] bn_stats results, got {}", x->describe()));
         KernelBuilder &kb = rt.builder("bn_aggr");
         auto out = new_tile(kb, "bn_aggr", ir::Memory::Sbuf, {s[0], 2},
                             dtype_arg(a.get("dtype"), "bn_aggr").value_or(x->tensor().dtype));
-        kb.emit(instruction(ir::Opcode::BnAggr, ir::Engine::Vector, {out->ap}, {x->ap}));
+        kb.emit(ir::Opcode::BnAggr, ir::Engine::Vector, {out->ap}, {x->ap});
         return Value::object(out);
       }));
   def(nisa, "dma_copy", [&rt](Interpreter &, CallArgs &call) {
@@ -1231,7 +1216,7 @@ void add_isa_functions(NkiRuntime &rt, ModuleObject &nisa) {
       raise_error("ValueError", fmt::format("'dma_copy' needs equal shapes, got dst {} and src {}", dst->describe(),
                                             src->describe()));
     rt.builder("dma_copy")
-        .emit(instruction(ir::Opcode::DmaCopy, ir::Engine::Sync, {dst->ap}, {src->ap}, with_mask({}, a.get("mask"))));
+        .emit(ir::Opcode::DmaCopy, ir::Engine::Sync, {dst->ap}, {src->ap}, with_mask({}, a.get("mask")));
     return Value::none();
   });
   // Engine selectors (`engine=nisa.vector_engine`).

@@ -13,8 +13,8 @@ KernelBuilder::KernelBuilder(Interpreter &interp_, const TargetInfo &target_, st
                              std::uint64_t max_instructions_)
     : interp(interp_), target(target_), grid(std::move(grid_)), max_instructions(max_instructions_) {}
 
-ir::TensorId KernelBuilder::new_tensor(std::string name, ir::TensorRole role, ir::Memory memory,
-                                       std::vector<std::int64_t> shape, DType dtype, bool auto_name_flag) {
+ir::TensorId KernelBuilder::new_tensor(std::string name, ir::TensorRole role, ir::Memory memory, ir::Shape shape,
+                                       DType dtype, bool auto_name_flag) {
   ir::Tensor t;
   t.name = std::move(name);
   t.role = role;
@@ -32,7 +32,7 @@ std::shared_ptr<TensorRef> KernelBuilder::full_view(ir::TensorId id) {
   auto ref = std::make_shared<TensorRef>();
   ref->builder = this;
   ref->ap.tensor = id;
-  const std::vector<std::int64_t> &shape = fn.tensors[id].shape;
+  const ir::Shape &shape = fn.tensors[id].shape;
   ref->ap.pattern.resize(shape.size());
   std::int64_t step = 1;
   for (std::size_t i = shape.size(); i-- > 0;) {
@@ -42,19 +42,23 @@ std::shared_ptr<TensorRef> KernelBuilder::full_view(ir::TensorId id) {
   return ref;
 }
 
-void KernelBuilder::emit(ir::Instruction inst) {
+void KernelBuilder::emit(ir::Opcode opcode, ir::Engine engine, std::span<const ir::AccessPattern> dst,
+                         std::span<const ir::AccessPattern> src, const ir::AttrList &attrs) {
   if (fn.instructions.size() >= max_instructions)
     raise_error("max-instructions",
                 fmt::format("the trace emits more than {} instructions; raise --max-instructions if the kernel really "
                             "is this large",
                             max_instructions));
+  ir::Instruction inst;
+  inst.opcode = opcode;
+  inst.engine = engine;
   inst.loop_kind = interp.current_loop_kind();
   inst.loc = interp.current_loc();
-  for (const ir::AccessPattern &ap : inst.dst)
+  for (const ir::AccessPattern &ap : dst)
     last_writer[ap.tensor] = static_cast<std::int64_t>(fn.instructions.size());
-  if (inst.opcode == ir::Opcode::Collective)
+  if (opcode == ir::Opcode::Collective)
     fn.has_collectives = true;
-  fn.instructions.push_back(std::move(inst));
+  fn.append(inst, dst, src, attrs);
 }
 
 std::string KernelBuilder::auto_name(std::string_view stem) {

@@ -88,12 +88,8 @@ void number_tile_names(ir::Function &fn) {
 /// tile created and never used) and renumbers the rest, so the IR lists only real tensors.
 void drop_unused_tiles(ir::Function &fn) {
   std::vector<bool> used(fn.tensors.size(), false);
-  for (const ir::Instruction &inst : fn.instructions) {
-    for (const ir::AccessPattern &ap : inst.dst)
-      used[ap.tensor] = true;
-    for (const ir::AccessPattern &ap : inst.src)
-      used[ap.tensor] = true;
-  }
+  for (const ir::Operand &op : fn.all_operands())
+    used[op.tensor] = true;
   // Compacted in place: a second tensor list would double the peak memory of a large trace.
   std::vector<ir::TensorId> remap(fn.tensors.size());
   std::size_t kept = 0;
@@ -109,12 +105,8 @@ void drop_unused_tiles(ir::Function &fn) {
     }
   }
   fn.tensors.erase(fn.tensors.begin() + static_cast<std::ptrdiff_t>(kept), fn.tensors.end());
-  for (ir::Instruction &inst : fn.instructions) {
-    for (ir::AccessPattern &ap : inst.dst)
-      ap.tensor = remap[ap.tensor];
-    for (ir::AccessPattern &ap : inst.src)
-      ap.tensor = remap[ap.tensor];
-  }
+  for (ir::Operand &op : fn.all_operands())
+    op.tensor = remap[op.tensor];
 }
 
 } // namespace
@@ -491,7 +483,7 @@ struct Tracer::Impl {
       else
         tensor.role = ir::TensorRole::Output;
       kb.fn.output_names.push_back(tensor.name);
-      result.returns.push_back({tensor.name, tensor.shape, tensor.dtype});
+      result.returns.push_back({tensor.name, tensor.shape.to_vector(), tensor.dtype});
     }
   }
 };

@@ -1,3 +1,4 @@
+#include "ir_fixture.h"
 #include "nkicc/bir/bir.h"
 
 #include "bir/schema.h"
@@ -15,6 +16,7 @@
 
 using namespace nkicc;
 using namespace nkicc::ir;
+using namespace nkicc::ir::testing;
 
 namespace {
 
@@ -44,7 +46,7 @@ std::string sample_module() {
   tile.bytes_per_partition = 256;
   tile.loc = {file, 17};
   fn.tensors = {a, c, tile};
-  Instruction load;
+  InstructionSpec load;
   load.opcode = Opcode::Load;
   load.engine = Engine::Sync;
   load.loop_kind = LoopKind::Affine;
@@ -55,7 +57,8 @@ std::string sample_module() {
       {"opts", PyConstant::make_dict({{"f", PyConstant::floating(-0.0)},
                                       {"l", PyConstant::list({PyConstant::none(), PyConstant::boolean(true)})}})}};
   load.loc = {file, 21};
-  fn.instructions = {load, load};
+  add_instruction(fn, load);
+  add_instruction(fn, load);
   std::string k1 = bir::write_kernel(fn, "trn2", sm);
   fn.name = "k2";
   fn.has_collectives = true;
@@ -151,14 +154,14 @@ TEST_CASE("module_to_text: indices out of range are corrupt", "[bir]") {
   SourceManager sm;
   Function fn;
   fn.tensors.resize(1);
-  Instruction copy;
+  InstructionSpec copy;
   copy.dst.push_back({1, {{1, 1}}, 0, {}}); // tensor %1 of 1
-  fn.instructions.push_back(copy);
+  add_instruction(fn, copy);
   std::string error;
   CHECK_FALSE(bir::kernel_to_text(bir::write_kernel(fn, "trn2", sm), error));
   CHECK(error == "corrupt BIR kernel: instruction 0 refers to tensor %1 of 1");
 
-  fn.instructions[0].dst[0].tensor = 0;
+  fn.all_operands()[0].tensor = 0;
   std::string kernel = bir::write_kernel(fn, "trn2", sm);
   REQUIRE(bir::kernel_to_text(kernel, error));
   std::string module =

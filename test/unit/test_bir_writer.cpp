@@ -1,3 +1,4 @@
+#include "ir_fixture.h"
 #include "nkicc/bir/bir.h"
 
 #include <catch2/catch.hpp>
@@ -8,6 +9,7 @@
 
 using namespace nkicc;
 using namespace nkicc::ir;
+using namespace nkicc::ir::testing;
 
 namespace {
 
@@ -21,31 +23,9 @@ SourceLoc loc_of(FileId file, std::string_view needle) {
   return {file, static_cast<std::uint32_t>(kSource.find(needle))};
 }
 
-Tensor tensor(std::string name, TensorRole role, Memory memory, std::vector<std::int64_t> shape, DType dtype,
-              SourceLoc loc = {}) {
-  Tensor t;
-  t.name = std::move(name);
-  t.role = role;
-  t.memory = memory;
-  t.shape = std::move(shape);
-  t.dtype = dtype;
-  t.loc = loc;
-  return t;
-}
-
-AccessPattern ap(TensorId id, std::vector<std::pair<std::int64_t, std::int64_t>> pattern, std::int64_t offset = 0,
-                 std::array<std::int64_t, kMaxGridAxes> program_offset = {}) {
-  AccessPattern a;
-  a.tensor = id;
-  a.pattern = std::move(pattern);
-  a.offset = offset;
-  a.program_offset = program_offset;
-  return a;
-}
-
-Instruction inst(Opcode opcode, Engine engine, std::vector<AccessPattern> dst, std::vector<AccessPattern> src,
-                 LoopKind loop = LoopKind::None) {
-  Instruction i;
+InstructionSpec inst(Opcode opcode, Engine engine, std::vector<AccessPattern> dst, std::vector<AccessPattern> src,
+                     LoopKind loop = LoopKind::None) {
+  InstructionSpec i;
   i.opcode = opcode;
   i.engine = engine;
   i.dst = std::move(dst);
@@ -94,13 +74,13 @@ Function sample_function(FileId file) {
     fn.tensors.push_back(tensor(std::string("t_") + std::string(dtype_name(dtype)), TensorRole::Internal,
                                 Memory::PrivateHbm, {2}, dtype));
 
-  Instruction load = inst(Opcode::Load, Engine::Sync, {ap(4, {{512, 128}, {1, 512}})},
-                          {ap(0, {{2048, 128}, {1, 512}}, 0, {262144, 512, 0})}, LoopKind::Affine);
+  InstructionSpec load = inst(Opcode::Load, Engine::Sync, {ap(4, {{512, 128}, {1, 512}})},
+                              {ap(0, {{2048, 128}, {1, 512}}, 0, {262144, 512, 0})}, LoopKind::Affine);
   load.loc = loc_of(file, "nl.load");
-  fn.instructions.push_back(load);
+  add_instruction(fn, load);
 
-  Instruction add = inst(Opcode::TensorTensor, Engine::Vector, {ap(5, {{512, 64}, {1, 512}}, -7, {0, 0, -3})},
-                         {ap(4, {{512, 64}, {1, 512}}, 32), ap(4, {{512, 64}, {1, 512}})}, LoopKind::Sequential);
+  InstructionSpec add = inst(Opcode::TensorTensor, Engine::Vector, {ap(5, {{512, 64}, {1, 512}}, -7, {0, 0, -3})},
+                             {ap(4, {{512, 64}, {1, 512}}, 32), ap(4, {{512, 64}, {1, 512}})}, LoopKind::Sequential);
   add.attrs = {
       {"op", PyConstant::str("add")},
       {"none", PyConstant::none()},
@@ -128,14 +108,14 @@ Function sample_function(FileId file) {
                               {"", PyConstant::make_dict({})}})},
   };
   add.loc = loc_of(file, "nl.add");
-  fn.instructions.push_back(add);
+  add_instruction(fn, add);
 
   // Every opcode, engine and loop kind at least once.
   for (std::size_t i = 0; i < std::size(kAllOpcodes); ++i)
-    fn.instructions.push_back(inst(kAllOpcodes[i], kAllEngines[i % std::size(kAllEngines)], {ap(3, {{1, 4}})}, {},
-                                   kAllLoops[i % std::size(kAllLoops)]));
+    add_instruction(fn, inst(kAllOpcodes[i], kAllEngines[i % std::size(kAllEngines)], {ap(3, {{1, 4}})}, {},
+                             kAllLoops[i % std::size(kAllLoops)]));
   // An instruction with no operands, attributes or location.
-  fn.instructions.push_back(inst(Opcode::Collective, Engine::GpSimd, {}, {}));
+  add_instruction(fn, inst(Opcode::Collective, Engine::GpSimd, {}, {}));
   return fn;
 }
 
@@ -228,7 +208,9 @@ TEST_CASE("write_kernel: the same function gives the same bytes", "[bir]") {
   CHECK(bir::write_kernel(sample_function(moved), "trn2", elsewhere) == first);
   // Any change of content changes the bytes.
   Function changed = sample_function(file);
-  changed.instructions[1].attrs[0].second = PyConstant::str("subtract");
+  AttrList attrs = changed.attrs(changed.instructions[1]);
+  attrs[0].second = PyConstant::str("subtract");
+  changed.set_attrs(changed.instructions[1], attrs);
   CHECK(bir::write_kernel(changed, "trn2", sm) != first);
   CHECK(bir::write_kernel(sample_function(file), "trn3", sm) != first);
 }
@@ -249,8 +231,9 @@ TEST_CASE("write_kernel: an empty function and the deepest attribute value", "[b
     expected = "{'k': " + expected + "}";
   }
   Function fn;
-  fn.instructions.push_back(inst(Opcode::Memset, Engine::GpSimd, {}, {}));
-  fn.instructions[0].attrs.push_back({"deep", value});
+  InstructionSpec memset = inst(Opcode::Memset, Engine::GpSimd, {}, {});
+  memset.attrs.push_back({"deep", value});
+  add_instruction(fn, memset);
   text = bir::kernel_to_text(bir::write_kernel(fn, "trn2", sm), error);
   INFO(error);
   REQUIRE(text);
@@ -267,8 +250,7 @@ TEST_CASE("write_module: three calls over two kernels", "[bir]") {
   copy.output_names = {"y"};
   copy.tensors.push_back(tensor("x", TensorRole::Input, Memory::SharedHbm, {128, 4}, DType::Float16));
   copy.tensors.push_back(tensor("y", TensorRole::Output, Memory::SharedHbm, {128, 4}, DType::Float16));
-  copy.instructions.push_back(
-      inst(Opcode::DmaCopy, Engine::Sync, {ap(1, {{4, 128}, {1, 4}})}, {ap(0, {{4, 128}, {1, 4}})}));
+  add_instruction(copy, inst(Opcode::DmaCopy, Engine::Sync, {ap(1, {{4, 128}, {1, 4}})}, {ap(0, {{4, 128}, {1, 4}})}));
 
   std::string add_blob = bir::write_kernel(add, "trn2", sm);
   std::string copy_blob = bir::write_kernel(copy, "trn2", sm);

@@ -1,3 +1,4 @@
+#include "ir_fixture.h"
 #include "nkicc/ir/kernel_ir.h"
 #include "nkicc/target/target.h"
 
@@ -9,6 +10,7 @@
 
 using namespace nkicc;
 using namespace nkicc::ir;
+using namespace nkicc::ir::testing;
 
 namespace {
 
@@ -24,14 +26,15 @@ TensorId add_tile(Function &fn, Memory memory, std::vector<std::int64_t> shape, 
   return static_cast<TensorId>(fn.tensors.size() - 1);
 }
 
-AccessPattern ap(TensorId id) {
-  AccessPattern a;
-  a.tensor = id;
-  return a;
+AccessPattern ap(TensorId id) { return testing::ap(id, {}); }
+
+/// The instruction's operands, dst before src.
+std::span<const Operand> operands(const Function &fn, const Instruction &inst) {
+  return {fn.all_operands().data() + inst.first_operand, std::size_t{inst.num_dst} + inst.num_src};
 }
 
-Instruction inst(std::vector<TensorId> dst, std::vector<TensorId> src) {
-  Instruction i;
+InstructionSpec inst(std::vector<TensorId> dst, std::vector<TensorId> src) {
+  InstructionSpec i;
   for (TensorId t : dst)
     i.dst.push_back(ap(t));
   for (TensorId t : src)
@@ -54,12 +57,11 @@ Liveness liveness(const Function &fn) {
   constexpr std::size_t kNever = static_cast<std::size_t>(-1);
   Liveness l{std::vector<std::size_t>(fn.tensors.size(), kNever), std::vector<std::size_t>(fn.tensors.size(), kNever)};
   for (std::size_t i = 0; i < fn.instructions.size(); ++i)
-    for (const auto *aps : {&fn.instructions[i].dst, &fn.instructions[i].src})
-      for (const AccessPattern &a : *aps) {
-        if (l.first[a.tensor] == kNever)
-          l.first[a.tensor] = i;
-        l.last[a.tensor] = i;
-      }
+    for (const Operand &a : operands(fn, fn.instructions[i])) {
+      if (l.first[a.tensor] == kNever)
+        l.first[a.tensor] = i;
+      l.last[a.tensor] = i;
+    }
   return l;
 }
 
@@ -125,42 +127,40 @@ std::optional<TensorId> naive_allocate(Function &fn, std::int64_t sbuf_bytes, st
     }
   auto units_of = [](const Tensor &t) { return (t.bytes_per_partition + 3) / 4; };
   for (std::size_t i = 0; i < fn.instructions.size(); ++i) {
-    for (const auto *aps : {&fn.instructions[i].dst, &fn.instructions[i].src})
-      for (const AccessPattern &a : *aps) {
-        Tensor &t = fn.tensors[a.tensor];
-        if (!is_on_chip(t.memory) || state[a.tensor] != 0)
+    for (const Operand &a : operands(fn, fn.instructions[i])) {
+      Tensor &t = fn.tensors[a.tensor];
+      if (!is_on_chip(t.memory) || state[a.tensor] != 0)
+        continue;
+      bool psum = t.memory == Memory::Psum;
+      auto &map = used[psum];
+      std::int64_t n = units_of(t), size = static_cast<std::int64_t>(map.size());
+      std::int64_t found = -1;
+      for (std::int64_t x = 0; x + n <= size && found < 0; ++x) {
+        if (psum && n <= 512 && n > 0 && x / 512 != (x + n - 1) / 512)
           continue;
-        bool psum = t.memory == Memory::Psum;
-        auto &map = used[psum];
-        std::int64_t n = units_of(t), size = static_cast<std::int64_t>(map.size());
-        std::int64_t found = -1;
-        for (std::int64_t x = 0; x + n <= size && found < 0; ++x) {
-          if (psum && n <= 512 && n > 0 && x / 512 != (x + n - 1) / 512)
-            continue;
-          if (psum && n > 512 && x % 512 != 0)
-            continue;
-          bool free = true;
-          for (std::int64_t u = x; u < x + n && free; ++u)
-            free = !map[u];
-          if (free)
-            found = x;
-        }
-        if (found < 0)
-          return a.tensor;
-        for (std::int64_t u = found; u < found + n; ++u)
-          map[u] = true;
-        t.byte_offset = found * 4;
-        state[a.tensor] = 1;
-      }
-    for (const auto *aps : {&fn.instructions[i].dst, &fn.instructions[i].src})
-      for (const AccessPattern &a : *aps) {
-        Tensor &t = fn.tensors[a.tensor];
-        if (!is_on_chip(t.memory) || state[a.tensor] != 1 || l.last[a.tensor] != i)
+        if (psum && n > 512 && x % 512 != 0)
           continue;
-        for (std::int64_t u = t.byte_offset / 4; u < t.byte_offset / 4 + units_of(t); ++u)
-          used[t.memory == Memory::Psum][u] = false;
-        state[a.tensor] = 2;
+        bool free = true;
+        for (std::int64_t u = x; u < x + n && free; ++u)
+          free = !map[u];
+        if (free)
+          found = x;
       }
+      if (found < 0)
+        return a.tensor;
+      for (std::int64_t u = found; u < found + n; ++u)
+        map[u] = true;
+      t.byte_offset = found * 4;
+      state[a.tensor] = 1;
+    }
+    for (const Operand &a : operands(fn, fn.instructions[i])) {
+      Tensor &t = fn.tensors[a.tensor];
+      if (!is_on_chip(t.memory) || state[a.tensor] != 1 || l.last[a.tensor] != i)
+        continue;
+      for (std::int64_t u = t.byte_offset / 4; u < t.byte_offset / 4 + units_of(t); ++u)
+        used[t.memory == Memory::Psum][u] = false;
+      state[a.tensor] = 2;
+    }
   }
   return std::nullopt;
 }
@@ -179,13 +179,13 @@ Function random_kernel(std::uint32_t seed, std::size_t tiles, std::size_t instru
   }
   for (std::size_t i = 0; i < instructions; ++i) {
     std::size_t cursor = 1 + i * tiles / instructions;
-    Instruction in = inst({static_cast<TensorId>(cursor)}, {0});
+    InstructionSpec in = inst({static_cast<TensorId>(cursor)}, {0});
     for (std::uint32_t r = rng() % 3; r > 0; --r)
       in.src.push_back(ap(static_cast<TensorId>(1 + (cursor - 1 - std::min<std::size_t>(cursor - 1, rng() % 4)))));
     // PSUM holds 8 banks: only SBUF tiles stay alive for long.
     if (auto old = static_cast<TensorId>(1 + rng() % cursor); rng() % 50 == 0 && fn.tensors[old].memory == Memory::Sbuf)
       in.src.push_back(ap(old));
-    fn.instructions.push_back(std::move(in));
+    add_instruction(fn, std::move(in));
   }
   return fn;
 }
@@ -202,12 +202,12 @@ TEST_CASE("allocation: tiles of successive loop iterations reuse the same space"
   // Iteration k writes tile k and reads tile k-1: each tile is used by two consecutive
   // instructions, so two tiles are live at a time.
   for (int k = 0; k <= 100; ++k) {
-    Instruction i = inst({}, {input});
+    InstructionSpec i = inst({}, {input});
     if (k < 100)
       i.dst.push_back(ap(tiles[k]));
     if (k > 0)
       i.src.push_back(ap(tiles[k - 1]));
-    fn.instructions.push_back(i);
+    add_instruction(fn, i);
   }
 
   REQUIRE_FALSE(allocate_on_chip(fn, 4096, kPsumBytes));
@@ -237,7 +237,7 @@ TEST_CASE("allocation: a tile larger than SBUF is reported with the figures", "[
 
   Function fn;
   TensorId big = add_tile(fn, Memory::Sbuf, {128, 50000}); // 200,000 bytes per partition
-  fn.instructions.push_back(inst({big}, {}));
+  add_instruction(fn, inst({big}, {}));
   auto error = allocate_on_chip(fn, trn1_sbuf, kPsumBytes);
   REQUIRE(error);
   CHECK(error->tensor == big);
@@ -250,8 +250,8 @@ TEST_CASE("allocation: a tile larger than SBUF is reported with the figures", "[
   Function two;
   TensorId a = add_tile(two, Memory::Sbuf, {128, 25000});
   TensorId b = add_tile(two, Memory::Sbuf, {128, 25000}, DType::Float32);
-  two.instructions.push_back(inst({a}, {}));
-  two.instructions.push_back(inst({b}, {a}));
+  add_instruction(two, inst({a}, {}));
+  add_instruction(two, inst({b}, {a}));
   error = allocate_on_chip(two, trn1_sbuf, kPsumBytes);
   REQUIRE(error);
   CHECK(error->tensor == b);
@@ -261,7 +261,7 @@ TEST_CASE("allocation: a tile larger than SBUF is reported with the figures", "[
   // A shape whose size overflows saturates and is reported, not wrapped.
   Function absurd;
   TensorId huge = add_tile(absurd, Memory::Psum, {1, std::int64_t{1} << 40, std::int64_t{1} << 40});
-  absurd.instructions.push_back(inst({huge}, {}));
+  add_instruction(absurd, inst({huge}, {}));
   error = allocate_on_chip(absurd, trn1_sbuf, kPsumBytes);
   REQUIRE(error);
   CHECK(error->memory == Memory::Psum);
@@ -274,7 +274,7 @@ TEST_CASE("allocation: SBUF offsets are 4-byte aligned", "[ir]") {
   TensorId a = add_tile(fn, Memory::Sbuf, {128, 1}, DType::BFloat16); // 2 bytes
   TensorId b = add_tile(fn, Memory::Sbuf, {128, 3}, DType::Int8);     // 3 bytes
   TensorId c = add_tile(fn, Memory::Sbuf, {128, 1}, DType::Float32);
-  fn.instructions.push_back(inst({c}, {a, b}));
+  add_instruction(fn, inst({c}, {a, b}));
   REQUIRE_FALSE(allocate_on_chip(fn, 1024, kPsumBytes));
   // First use in instruction order, destinations before sources.
   CHECK(fn.tensors[c].byte_offset == 0);
@@ -293,7 +293,7 @@ TEST_CASE("allocation: PSUM tiles stay within a 2 KiB bank, larger ones start a 
   TensorId t4 = add_tile(fn, Memory::Psum, {128, 250}); // 1000: the rest of bank 1
   TensorId t5 = add_tile(fn, Memory::Psum, {128, 512}); // 2048: a whole bank
   TensorId s = add_tile(fn, Memory::Sbuf, {128, 100});  // SBUF is allocated apart
-  fn.instructions.push_back(inst({}, {t0, t1, t2, t3, t4, t5, s}));
+  add_instruction(fn, inst({}, {t0, t1, t2, t3, t4, t5, s}));
   REQUIRE_FALSE(allocate_on_chip(fn, 192 * 1024, kPsumBytes));
   CHECK(fn.tensors[t0].byte_offset == 0);
   CHECK(fn.tensors[t1].byte_offset == 2048);
@@ -309,7 +309,7 @@ TEST_CASE("allocation: PSUM tiles stay within a 2 KiB bank, larger ones start a 
   std::vector<TensorId> banks;
   for (int k = 0; k < 9; ++k)
     banks.push_back(add_tile(full, Memory::Psum, {128, 512}));
-  full.instructions.push_back(inst(banks, {}));
+  add_instruction(full, inst(banks, {}));
   auto error = allocate_on_chip(full, 192 * 1024, kPsumBytes);
   REQUIRE(error);
   CHECK(error->tensor == banks[8]);
@@ -365,12 +365,12 @@ TEST_CASE("allocation of a million instructions and 300,000 tiles", "[ir]") {
   fn.instructions.reserve(kInstructions);
   for (std::size_t i = 0; i < kInstructions; ++i) {
     auto t = static_cast<TensorId>(i * 3 / 10);
-    Instruction in = inst({t}, {});
+    InstructionSpec in = inst({t}, {});
     if (t >= 1)
       in.src.push_back(ap(t - 1));
     if (i % 1000 == 0 && t >= 3001) // keeps an old SBUF tile alive, leaving holes behind it
       in.src.push_back(ap(t - 3001));
-    fn.instructions.push_back(std::move(in));
+    add_instruction(fn, std::move(in));
   }
   const std::int64_t sbuf = find_target("trn2")->sbuf_bytes_per_partition;
   REQUIRE_FALSE(allocate_on_chip(fn, sbuf, kPsumBytes));

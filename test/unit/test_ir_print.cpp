@@ -1,3 +1,4 @@
+#include "ir_fixture.h"
 #include "nkicc/ir/kernel_ir.h"
 
 #include <catch2/catch.hpp>
@@ -6,6 +7,7 @@
 
 using namespace nkicc;
 using namespace nkicc::ir;
+using namespace nkicc::ir::testing;
 
 namespace {
 
@@ -17,28 +19,6 @@ constexpr std::string_view kSource = "@nki.jit\n"
 
 SourceLoc loc_of(FileId file, std::string_view needle) {
   return {file, static_cast<std::uint32_t>(kSource.find(needle))};
-}
-
-Tensor tensor(std::string name, TensorRole role, Memory memory, std::vector<std::int64_t> shape, DType dtype,
-              SourceLoc loc = {}) {
-  Tensor t;
-  t.name = std::move(name);
-  t.role = role;
-  t.memory = memory;
-  t.shape = std::move(shape);
-  t.dtype = dtype;
-  t.loc = loc;
-  return t;
-}
-
-AccessPattern ap(TensorId id, std::vector<std::pair<std::int64_t, std::int64_t>> pattern, std::int64_t offset = 0,
-                 std::array<std::int64_t, kMaxGridAxes> program_offset = {}) {
-  AccessPattern a;
-  a.tensor = id;
-  a.pattern = std::move(pattern);
-  a.offset = offset;
-  a.program_offset = program_offset;
-  return a;
 }
 
 } // namespace
@@ -68,16 +48,16 @@ TEST_CASE("print_function: the canonical text of every part of a function", "[ir
   fn.tensors[5].bytes_per_partition = 2048;
   fn.tensors.push_back(tensor("unused", TensorRole::Internal, Memory::Sbuf, {1, 1}, DType::UInt8));
 
-  Instruction load;
+  InstructionSpec load;
   load.opcode = Opcode::Load;
   load.engine = Engine::Sync;
   load.dst = {ap(4, {{512, 128}, {1, 512}})};
   load.src = {ap(0, {{2048, 128}, {1, 512}}, 0, {262144, 512, 0})};
   load.loop_kind = LoopKind::Affine;
   load.loc = loc_of(file, "nl.load");
-  fn.instructions.push_back(load);
+  add_instruction(fn, load);
 
-  Instruction add;
+  InstructionSpec add;
   add.opcode = Opcode::TensorTensor;
   add.engine = Engine::Vector;
   add.dst = {ap(5, {{512, 64}, {1, 512}}), ap(3, {{1, 4}})};
@@ -94,21 +74,21 @@ TEST_CASE("print_function: the canonical text of every part of a function", "[ir
   };
   add.loop_kind = LoopKind::Sequential;
   add.loc = loc_of(file, "nl.add");
-  fn.instructions.push_back(add);
+  add_instruction(fn, add);
 
   for (LoopKind kind : {LoopKind::None, LoopKind::Range, LoopKind::Static}) {
-    Instruction memset;
+    InstructionSpec memset;
     memset.opcode = Opcode::Memset;
     memset.engine = Engine::GpSimd;
     memset.dst = {ap(5, {{512, 64}, {1, 512}})};
     memset.attrs = {{"value", PyConstant::floating(0.0)}};
     memset.loop_kind = kind;
-    fn.instructions.push_back(memset);
+    add_instruction(fn, memset);
   }
-  Instruction collective;
+  InstructionSpec collective;
   collective.opcode = Opcode::Collective;
   collective.engine = Engine::Tensor;
-  fn.instructions.push_back(collective);
+  add_instruction(fn, collective);
 
   CHECK(print_function(fn, sm) ==
         "kernel add_kernel\n"

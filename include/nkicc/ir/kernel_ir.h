@@ -10,6 +10,7 @@
 #include "nkicc/trace/value.h"
 
 #include <array>
+#include <span>
 #include <optional>
 #include <cstdint>
 #include <string>
@@ -34,12 +35,16 @@ bool is_on_chip(Memory m);
 
 using TensorId = std::uint32_t;
 
+/// A shape or view extent; tiles have up to three dimensions inline, so making one allocates
+/// nothing.
+using Shape = SmallVector<std::int64_t, 3>;
+
 struct Tensor {
   std::string name;
   TensorRole role = TensorRole::Internal;
   Memory memory = Memory::Sbuf;
-  std::vector<std::int64_t> shape; ///< dim 0 is the partition dimension for SBUF/PSUM
   DType dtype = DType::Float32;
+  Shape shape;   ///< dim 0 is the partition dimension for SBUF/PSUM
   SourceLoc loc; ///< where the kernel created it
 
   /// Allocation, filled by allocate_on_chip() for SBUF/PSUM tiles: partitions
@@ -67,7 +72,7 @@ struct AccessPattern {
   std::array<std::int64_t, kMaxGridAxes> program_offset{}; ///< per-instance term of the offset
 
   /// The shape the view presents: the `num` of each pair.
-  std::vector<std::int64_t> shape() const;
+  Shape shape() const;
 };
 
 /// Instruction opcodes; the names follow NKI's ISA (`nisa.*`) and the nl ops that lower to them.
@@ -92,20 +97,64 @@ enum class Opcode : std::uint8_t {
 };
 std::string_view opcode_name(Opcode op);
 
+/// Named attributes of an instruction, in a fixed order per opcode (activation function, ALU
+/// op, axis, mask bounds, accumulate flag, ...).
+using AttrList = std::vector<std::pair<std::string, PyConstant>>;
+
+/// An access pattern as a Function stores it (24 bytes): the `[step, num]` list and the grid
+/// terms are interned in the Function, since a trace repeats the same few thousand of them over
+/// millions of instructions.
+struct Operand {
+  TensorId tensor = 0;
+  std::uint32_t pattern = 0; ///< Function::pattern()
+  std::uint32_t program = 0; ///< Function::program_offset(); 0 when every term is 0
+  std::int64_t offset = 0;
+};
+
+/// One instruction (24 bytes): its operands live in the Function, `dst` first, then `src`, and
+/// its attributes are an interned list.
 struct Instruction {
   Opcode opcode = Opcode::TensorCopy;
   Engine engine = Engine::Vector;
   LoopKind loop_kind = LoopKind::None;
-  std::vector<AccessPattern> dst;
-  std::vector<AccessPattern> src;
-  /// Named attributes in a fixed order per opcode (activation function, ALU op, axis, mask
-  /// bounds, accumulate flag, ...).
-  std::vector<std::pair<std::string, PyConstant>> attrs;
-  SourceLoc loc; ///< the kernel expression that emitted it
+  std::uint8_t num_dst = 0;
+  std::uint8_t num_src = 0;
+  std::uint32_t attrs = 0;         ///< Function::attrs(); 0 is the empty list
+  std::uint32_t first_operand = 0; ///< index of the first dst operand in the Function
+  SourceLoc loc;                   ///< the kernel expression that emitted it
 };
 
-/// One traced kernel specialization.
-struct Function {
+/// Interns lists of T (trivially copyable) as dense ids: equal lists get the same id, and each
+/// distinct list is stored once. Open addressing over the ids keeps a lookup allocation-free.
+template <class T> class ListInterner {
+public:
+  std::uint32_t intern(const T *items, std::size_t count);
+  std::span<const T> get(std::uint32_t id) const {
+    const Entry &e = entries_[id];
+    return {items_.data() + e.start, e.count};
+  }
+  std::size_t size() const { return entries_.size(); }
+
+private:
+  struct Entry {
+    std::size_t start;
+    std::uint32_t count;
+    std::uint64_t hash;
+  };
+  static std::uint64_t hash_of(const T *items, std::size_t count);
+  void grow();
+  std::vector<T> items_;
+  std::vector<Entry> entries_;
+  std::vector<std::uint32_t> slots_; ///< id + 1, or 0 for an empty slot
+};
+
+/// One traced kernel specialization. Tensors are plain records; instructions refer to their
+/// operands and attributes through the Function, which stores each distinct access pattern,
+/// grid term and attribute list once (about 24 bytes per instruction plus 24 per operand).
+class Function {
+public:
+  Function();
+
   std::string name;
   std::vector<Tensor> tensors;
   std::vector<Instruction> instructions;
@@ -113,6 +162,47 @@ struct Function {
   std::vector<std::string> output_names; ///< the returned tensors' names, in order
   std::int64_t matmul_mac_count = 0;     ///< K*M*N summed over MatMul instructions
   bool has_collectives = false;
+
+  /// Appends an instruction with its operands and attributes; `header` gives the opcode,
+  /// engine, loop kind and location.
+  void append(Instruction header, std::span<const AccessPattern> dst, std::span<const AccessPattern> src,
+              const AttrList &attrs = {});
+
+  std::span<const Operand> dst(const Instruction &inst) const {
+    return {operands_.data() + inst.first_operand, inst.num_dst};
+  }
+  std::span<const Operand> src(const Instruction &inst) const {
+    return {operands_.data() + inst.first_operand + inst.num_dst, inst.num_src};
+  }
+  /// Every operand of every instruction, in order (dst before src), for passes that rewrite
+  /// tensor ids.
+  std::span<Operand> all_operands() { return operands_; }
+  std::span<const Operand> all_operands() const { return operands_; }
+
+  std::span<const std::pair<std::int64_t, std::int64_t>> pattern(const Operand &op) const {
+    return patterns_.get(op.pattern);
+  }
+  std::span<const std::int64_t> program_offset(const Operand &op) const { return programs_.get(op.program); }
+  const AttrList &attrs(const Instruction &inst) const { return attr_lists_[inst.attrs]; }
+  /// An operand in its full form.
+  AccessPattern access_pattern(const Operand &op) const;
+
+  /// Replaces one destination of an instruction (`psum[...] += nl.matmul(...)` retargets it).
+  void set_dst(Instruction &inst, std::size_t i, const AccessPattern &ap);
+  void set_attrs(Instruction &inst, const AttrList &attrs);
+
+  /// Distinct access patterns, grid terms and attribute lists stored (for benchmarks).
+  std::size_t distinct_patterns() const { return patterns_.size(); }
+  std::size_t distinct_attr_lists() const { return attr_lists_.size(); }
+
+private:
+  Operand store(const AccessPattern &ap);
+
+  std::vector<Operand> operands_;
+  ListInterner<std::pair<std::int64_t, std::int64_t>> patterns_;
+  ListInterner<std::int64_t> programs_;
+  ListInterner<char> attr_keys_; ///< an attribute list's text, which identifies it
+  std::vector<AttrList> attr_lists_;
 };
 
 /// The canonical, line-oriented text of a function (`--emit=ir`), stable for golden tests:

@@ -137,6 +137,14 @@ public:
     return begin() + at;
   }
 
+  iterator erase(const_iterator first, const_iterator last) {
+    size_type at = static_cast<size_type>(first - begin());
+    size_type count = static_cast<size_type>(last - first);
+    std::copy(begin() + at + count, end(), begin() + at);
+    size_ -= static_cast<std::uint32_t>(count);
+    return begin() + at;
+  }
+
   /// The elements as a std::vector (for APIs that take one).
   std::vector<T> to_vector() const { return std::vector<T>(begin(), end()); }
 
