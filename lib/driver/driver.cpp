@@ -236,7 +236,7 @@ public:
     info.nkicc_version = NKICC_VERSION_STRING;
     info.target = std::string(target_.info->name);
     info.nki_frontend = options_.nki_frontend;
-    std::vector<std::pair<std::string, std::string>> kernels;
+    std::vector<std::pair<std::string_view, std::string_view>> kernels;
     std::map<std::string, std::uint32_t> index;
     std::vector<bir::ModuleCall> instructions;
     for (const Call &call : manifest_.calls) {

@@ -65,25 +65,6 @@ SourceLoc parameter_loc(const python::FunctionDefStmt &def, std::string_view nam
   return def.begin();
 }
 
-/// Makes tensor names unique in creation order: the first `load` keeps its name, later ones
-/// become `load.1`, `load.2`, ... (names are numbered once the trace is done, so that tiles
-/// renamed after their variable leave no gaps).
-void number_tile_names(ir::Function &fn) {
-  std::unordered_map<std::string, int> seen;
-  seen.reserve(fn.tensors.size() * 2);
-  for (ir::Tensor &t : fn.tensors) {
-    auto [it, fresh] = seen.emplace(t.name, 0);
-    if (fresh)
-      continue;
-    std::string name;
-    do {
-      name = fmt::format("{}.{}", t.name, ++it->second);
-    } while (seen.count(name));
-    seen.emplace(name, 0);
-    t.name = std::move(name);
-  }
-}
-
 /// Drops internal tiles no instruction touches (a matmul result folded into `psum[...] +=`, a
 /// tile created and never used) and renumbers the rest, so the IR lists only real tensors.
 void drop_unused_tiles(ir::Function &fn) {
@@ -430,7 +411,7 @@ struct Tracer::Impl {
   /// Drops unused tiles and allocates SBUF/PSUM; false (reported) when a tile does not fit.
   bool finish(const Call &call, KernelBuilder &kb, KernelTrace &result) {
     drop_unused_tiles(kb.fn);
-    number_tile_names(kb.fn);
+    ir::number_tensor_names(kb.fn);
     if (auto failure =
             ir::allocate_on_chip(kb.fn, target.info->sbuf_bytes_per_partition, target.info->psum_bytes_per_partition)) {
       const ir::Tensor &t = kb.fn.tensors[failure->tensor];

@@ -256,7 +256,7 @@ TEST_CASE("write_module: three calls over two kernels", "[bir]") {
   std::string copy_blob = bir::write_kernel(copy, "trn2", sm);
   const std::string key_a(64, 'a');
   const std::string key_b(64, 'b');
-  std::vector<std::pair<std::string, std::string>> kernels = {{key_a, add_blob}, {key_b, copy_blob}};
+  std::vector<std::pair<std::string_view, std::string_view>> kernels = {{key_a, add_blob}, {key_b, copy_blob}};
   std::vector<bir::ModuleCall> calls = {
       {"tiled_add", "add_kernel", key_a, 0, {"a_input", "b_input"}, {"c_output"}},
       {"copy", "copy_kernel", key_b, 1, {"x"}, {"y"}},
@@ -332,7 +332,8 @@ TEST_CASE("write_module: names that are not plain tokens are quoted", "[bir]") {
   SourceManager sm;
   Function fn;
   fn.name = "k\nernel";
-  std::vector<std::pair<std::string, std::string>> kernels = {{"key", bir::write_kernel(fn, "trn2", sm)}};
+  std::string blob = bir::write_kernel(fn, "trn2", sm);
+  std::vector<std::pair<std::string_view, std::string_view>> kernels = {{"key", blob}};
   std::vector<bir::ModuleCall> calls = {{"f", "k\nernel", "key", 0, {"a b"}, {}}};
   std::string error;
   auto text = bir::module_to_text(bir::write_module(info, kernels, calls), error);

@@ -3,6 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include <limits>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
 
 using namespace nkicc;
 using namespace nkicc::ir;
@@ -78,4 +82,65 @@ TEST_CASE("bytes per partition: the free dimensions times the element size", "[i
   t.shape = {1, std::int64_t{1} << 40, std::int64_t{1} << 40};
   t.dtype = DType::Float32;
   CHECK(bytes_per_partition(t) == std::numeric_limits<std::int64_t>::max());
+}
+
+namespace {
+
+/// The definition of number_tensor_names(): every name taken so far in a set, each name with
+/// its own counter.
+std::vector<std::string> reference_numbering(const std::vector<std::string> &names) {
+  std::map<std::string, int> seen;
+  std::vector<std::string> out;
+  for (const std::string &name : names) {
+    auto [it, fresh] = seen.emplace(name, 0);
+    if (fresh) {
+      out.push_back(name);
+      continue;
+    }
+    std::string candidate;
+    do {
+      candidate = name + "." + std::to_string(++it->second);
+    } while (seen.count(candidate));
+    seen.emplace(candidate, 0);
+    out.push_back(candidate);
+  }
+  return out;
+}
+
+std::vector<std::string> numbered(const std::vector<std::string> &names) {
+  Function fn;
+  for (const std::string &name : names) {
+    Tensor t;
+    t.name = name;
+    fn.tensors.push_back(t);
+  }
+  number_tensor_names(fn);
+  std::vector<std::string> out;
+  for (const Tensor &t : fn.tensors)
+    out.push_back(t.name);
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("number_tensor_names: the first keeps its name, later ones are numbered", "[ir]") {
+  CHECK(numbered({"load", "load", "add", "load"}) == std::vector<std::string>{"load", "load.1", "add", "load.2"});
+  // A name the kernel chose that a number would give is skipped, and a numbered name chosen
+  // again is numbered in turn.
+  CHECK(numbered({"t", "t.1", "t", "t.2", "t.2"}) == std::vector<std::string>{"t", "t.1", "t.2", "t.2.1", "t.2.2"});
+  CHECK(numbered({"t", "t", "t.1", "t.01", "t.0", "t."}) ==
+        std::vector<std::string>{"t", "t.1", "t.1.1", "t.01", "t.0", "t."});
+}
+
+TEST_CASE("number_tensor_names: agrees with the set-of-all-names definition", "[ir]") {
+  const std::vector<std::string> alphabet = {"a",   "a.1", "a.2",   "a.1.1", "a.01", "a.0", "a.",
+                                             "a.3", "b",   "b.a.1", "a.1.2", ".1",   "",    "a.99999999999999999999"};
+  std::mt19937 rng(7);
+  for (int round = 0; round < 2000; ++round) {
+    std::vector<std::string> names(1 + rng() % 24);
+    for (std::string &name : names)
+      name = alphabet[rng() % alphabet.size()];
+    INFO("round " << round);
+    CHECK(numbered(names) == reference_numbering(names));
+  }
 }

@@ -211,6 +211,13 @@ private:
 /// each line is at the top of lib/ir/print.cpp.
 std::string print_function(const Function &fn, const SourceManager &sources);
 
+/// Makes tensor names unique in creation order: the first `load` keeps its name, later ones
+/// become `load.1`, `load.2`, ..., skipping any name already taken (a later tensor named
+/// `load.1` by the kernel becomes `load.1.1`). The trace numbers names once it is done, so that
+/// tiles renamed after their variable leave no gaps. Memory is proportional to the number of
+/// distinct names the kernel chose, not to the number of tensors.
+void number_tensor_names(Function &fn);
+
 /// The allocation error of allocate_on_chip(): which tile did not fit, and the figures.
 struct AllocationError {
   TensorId tensor = 0;

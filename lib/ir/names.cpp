@@ -1,0 +1,56 @@
+#include "nkicc/ir/kernel_ir.h"
+
+#include <charconv>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace nkicc::ir {
+namespace {
+
+struct NameHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+} // namespace
+
+void number_tensor_names(Function &fn) {
+  // The names taken so far are (a) every key of `counters`: the names tensors kept as they were,
+  // plus numbered names a later tensor chose again, each with its next number; and (b) the
+  // numbered names `stem.k` for k in 1..counters[stem]. A numbered name ends in `.digits`
+  // without a leading zero, so it names exactly one stem and number; tensors get numbered
+  // names without a map entry each, which keeps a trace of ten million tiles cheap.
+  std::unordered_map<std::string, std::int64_t, NameHash, std::equal_to<>> counters;
+  auto numbered = [&counters](std::string_view name) {
+    std::size_t dot = name.rfind('.');
+    if (dot == std::string_view::npos || dot + 1 == name.size() || name[dot + 1] == '0')
+      return false;
+    std::int64_t k = 0;
+    auto [end, ec] = std::from_chars(name.data() + dot + 1, name.data() + name.size(), k);
+    if (ec != std::errc() || end != name.data() + name.size())
+      return false;
+    auto stem = counters.find(name.substr(0, dot));
+    return stem != counters.end() && k <= stem->second;
+  };
+  std::string candidate;
+  for (Tensor &t : fn.tensors) {
+    auto it = counters.find(std::string_view(t.name));
+    if (it == counters.end()) {
+      bool taken = numbered(t.name);
+      it = counters.emplace(t.name, 0).first;
+      if (!taken)
+        continue;
+    }
+    // A stem's own numbers only grow, and another stem's numbered names cannot be `stem.k`,
+    // so only the kept names can collide with a candidate.
+    do {
+      candidate = it->first;
+      candidate += '.';
+      candidate += std::to_string(++it->second);
+    } while (counters.count(std::string_view(candidate)));
+    t.name = candidate;
+  }
+}
+
+} // namespace nkicc::ir
