@@ -223,7 +223,7 @@ public:
         out += fmt::format("# call {}: {} {}\n", call.index, c.func_name, c.trace->specialization_key);
       else
         out += fmt::format("# call {}: internal {} key {}\n", call.index, c.func_name, c.cache_key);
-      out += ir::print_function(c.trace->function, sources_);
+      ir::print_function(out, c.trace->function, sources_);
     }
     return out;
   }
@@ -338,6 +338,24 @@ private:
     return registry_modules_.emplace(entry.source, std::move(owned)).first->second.get();
   }
 
+  /// The BIR kernel of a trace, when the output carries BIR (`--emit=bir|bir-text|hlo|
+  /// stablehlo`); the IR text and the statistics never read it, so those runs skip writing it.
+  std::string compile_bir(const ir::Function &fn) const {
+    switch (options_.emit) {
+    case EmitKind::Bir:
+    case EmitKind::BirText:
+    case EmitKind::Hlo:
+    case EmitKind::StableHlo:
+      return bir::write_kernel(fn, target_.info->name, sources_);
+    case EmitKind::Manifest:
+    case EmitKind::Ast:
+    case EmitKind::Ir:
+    case EmitKind::Stats:
+      break;
+    }
+    return {};
+  }
+
   void trace_external(const Call &call) {
     const trace::KernelTrace *t = tracer_.trace_call(call);
     if (!t)
@@ -350,7 +368,7 @@ private:
     auto it = external_kernels_.find(c.cache_key);
     if (it == external_kernels_.end()) {
       CachedKernel k;
-      k.binary = bir::write_kernel(t->function, target_.info->name, sources_);
+      k.binary = compile_bir(t->function);
       k.input_names = t->function.input_names;
       k.output_names = t->function.output_names;
       k.trace = std::shared_ptr<const trace::KernelTrace>(t, [](const trace::KernelTrace *) {});
@@ -384,7 +402,7 @@ private:
       if (!t)
         return;
       CachedKernel k;
-      k.binary = bir::write_kernel(t->function, target_.info->name, sources_);
+      k.binary = compile_bir(t->function);
       k.input_names = t->function.input_names;
       k.output_names = t->function.output_names;
       k.trace = t;

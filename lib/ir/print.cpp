@@ -185,12 +185,11 @@ void append_instruction(std::string &out, std::size_t index, const Function &fn,
 
 } // namespace
 
-std::string print_function(const Function &fn, const SourceManager &sources) {
-  std::string out;
+void print_function(std::string &out, const Function &fn, const SourceManager &sources) {
   // Tensor lines take about 100 bytes and instruction lines up to about 200: one generous
   // reservation keeps million-instruction kernels linear and never copies the text to grow it
   // (the pages past the end are never touched, so they cost address space, not memory).
-  out.reserve(256 + 128 * fn.tensors.size() + 256 * fn.instructions.size());
+  out.reserve(out.size() + 256 + 128 * fn.tensors.size() + 256 * fn.instructions.size());
   out += "kernel ";
   out += fn.name;
   out += '\n';
@@ -210,6 +209,11 @@ std::string print_function(const Function &fn, const SourceManager &sources) {
   out += '\n';
   for (std::size_t i = 0; i < fn.instructions.size(); ++i)
     append_instruction(out, i, fn, fn.instructions[i], sources);
+}
+
+std::string print_function(const Function &fn, const SourceManager &sources) {
+  std::string out;
+  print_function(out, fn, sources);
   return out;
 }
 

@@ -210,6 +210,8 @@ private:
 /// line:col only (never paths), so output does not depend on where files live. The grammar of
 /// each line is at the top of lib/ir/print.cpp.
 std::string print_function(const Function &fn, const SourceManager &sources);
+/// Appends the text of print_function() to `out`.
+void print_function(std::string &out, const Function &fn, const SourceManager &sources);
 
 /// Makes tensor names unique in creation order: the first `load` keeps its name, later ones
 /// become `load.1`, `load.2`, ..., skipping any name already taken (a later tensor named
