@@ -198,11 +198,9 @@ std::optional<AllocationError> allocate_on_chip(Function &fn, std::int64_t sbuf_
       return nullptr;
     return &fn.tensors[ap.tensor];
   };
+  const Function &cfn = fn;
   // dst before src, as the instruction lists them.
-  auto operands = [&fn](const Instruction &inst) {
-    return std::span<const Operand>(fn.all_operands().data() + inst.first_operand,
-                                    std::size_t{inst.num_dst} + inst.num_src);
-  };
+  auto operands = [&cfn](const Instruction &inst) { return cfn.operands(inst); };
 
   std::vector<std::size_t> last_use(n, 0);
   for (std::size_t i = 0; i < fn.instructions.size(); ++i) {

@@ -184,11 +184,15 @@ Operand Function::store(const AccessPattern &ap) {
 
 void Function::append(Instruction header, std::span<const AccessPattern> dst, std::span<const AccessPattern> src,
                       const AttrList &attrs) {
-  if (dst.size() > 255 || src.size() > 255 ||
-      operands_.size() + dst.size() + src.size() > std::numeric_limits<std::uint32_t>::max())
-    throw std::length_error("too many operands in one kernel");
+  if (dst.size() > 255 || src.size() > 255)
+    throw std::length_error("an instruction with more than 255 destinations or sources");
   header.num_dst = static_cast<std::uint8_t>(dst.size());
   header.num_src = static_cast<std::uint8_t>(src.size());
+  std::size_t count = dst.size() + src.size();
+  if (count > operands_.room_in_segment())
+    operands_.resize(operands_.size() + operands_.room_in_segment());
+  if (operands_.size() + count > std::numeric_limits<std::uint32_t>::max())
+    throw std::length_error("more than 2^32 operands in one kernel");
   header.first_operand = static_cast<std::uint32_t>(operands_.size());
   for (const AccessPattern &ap : dst)
     operands_.push_back(store(ap));

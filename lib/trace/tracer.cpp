@@ -69,8 +69,9 @@ SourceLoc parameter_loc(const python::FunctionDefStmt &def, std::string_view nam
 /// tile created and never used) and renumbers the rest, so the IR lists only real tensors.
 void drop_unused_tiles(ir::Function &fn) {
   std::vector<bool> used(fn.tensors.size(), false);
-  for (const ir::Operand &op : fn.all_operands())
-    used[op.tensor] = true;
+  for (const ir::Instruction &inst : fn.instructions)
+    for (const ir::Operand &op : std::as_const(fn).operands(inst))
+      used[op.tensor] = true;
   // Compacted in place: a second tensor list would double the peak memory of a large trace.
   std::vector<ir::TensorId> remap(fn.tensors.size());
   std::size_t kept = 0;
@@ -85,9 +86,10 @@ void drop_unused_tiles(ir::Function &fn) {
       ++kept;
     }
   }
-  fn.tensors.erase(fn.tensors.begin() + static_cast<std::ptrdiff_t>(kept), fn.tensors.end());
-  for (ir::Operand &op : fn.all_operands())
-    op.tensor = remap[op.tensor];
+  fn.tensors.truncate(kept);
+  for (const ir::Instruction &inst : fn.instructions)
+    for (ir::Operand &op : fn.operands(inst))
+      op.tensor = remap[op.tensor];
 }
 
 } // namespace

@@ -161,7 +161,7 @@ TEST_CASE("module_to_text: indices out of range are corrupt", "[bir]") {
   CHECK_FALSE(bir::kernel_to_text(bir::write_kernel(fn, "trn2", sm), error));
   CHECK(error == "corrupt BIR kernel: instruction 0 refers to tensor %1 of 1");
 
-  fn.all_operands()[0].tensor = 0;
+  fn.operands(fn.instructions[0])[0].tensor = 0;
   std::string kernel = bir::write_kernel(fn, "trn2", sm);
   REQUIRE(bir::kernel_to_text(kernel, error));
   std::string module =

@@ -29,9 +29,7 @@ TensorId add_tile(Function &fn, Memory memory, std::vector<std::int64_t> shape, 
 AccessPattern ap(TensorId id) { return testing::ap(id, {}); }
 
 /// The instruction's operands, dst before src.
-std::span<const Operand> operands(const Function &fn, const Instruction &inst) {
-  return {fn.all_operands().data() + inst.first_operand, std::size_t{inst.num_dst} + inst.num_src};
-}
+std::span<const Operand> operands(const Function &fn, const Instruction &inst) { return fn.operands(inst); }
 
 InstructionSpec inst(std::vector<TensorId> dst, std::vector<TensorId> src) {
   InstructionSpec i;
@@ -355,14 +353,12 @@ TEST_CASE("allocation is deterministic", "[ir]") {
 TEST_CASE("allocation of a million instructions and 300,000 tiles", "[ir]") {
   constexpr std::size_t kTiles = 300000, kInstructions = 1000000;
   Function fn;
-  fn.tensors.reserve(kTiles);
   for (std::size_t k = 0; k < kTiles; ++k) {
     if (k % 10 == 0)
       add_tile(fn, Memory::Psum, {128, static_cast<std::int64_t>(1 + (k * 31) % 512)});
     else
       add_tile(fn, Memory::Sbuf, {128, static_cast<std::int64_t>(1 + (k * 7919) % 600)});
   }
-  fn.instructions.reserve(kInstructions);
   for (std::size_t i = 0; i < kInstructions; ++i) {
     auto t = static_cast<TensorId>(i * 3 / 10);
     InstructionSpec in = inst({t}, {});

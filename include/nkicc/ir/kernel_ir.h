@@ -3,6 +3,7 @@
 // The BIR writer serializes exactly this; `--emit=ir` prints it as canonical text.
 #pragma once
 
+#include "nkicc/ir/segmented_vector.h"
 #include "nkicc/ir/small_vector.h"
 #include "nkicc/support/dtype.h"
 #include "nkicc/support/py_constant.h"
@@ -156,8 +157,8 @@ public:
   Function();
 
   std::string name;
-  std::vector<Tensor> tensors;
-  std::vector<Instruction> instructions;
+  SegmentedVector<Tensor> tensors;
+  SegmentedVector<Instruction> instructions;
   std::vector<std::string> input_names;  ///< the kernel's tensor parameter names, in order
   std::vector<std::string> output_names; ///< the returned tensors' names, in order
   std::int64_t matmul_mac_count = 0;     ///< K*M*N summed over MatMul instructions
@@ -168,16 +169,18 @@ public:
   void append(Instruction header, std::span<const AccessPattern> dst, std::span<const AccessPattern> src,
               const AttrList &attrs = {});
 
-  std::span<const Operand> dst(const Instruction &inst) const {
-    return {operands_.data() + inst.first_operand, inst.num_dst};
+  /// An instruction's operands, dst before src.
+  std::span<const Operand> operands(const Instruction &inst) const {
+    std::size_t n = std::size_t{inst.num_dst} + inst.num_src;
+    return n ? std::span<const Operand>(&operands_[inst.first_operand], n) : std::span<const Operand>();
   }
-  std::span<const Operand> src(const Instruction &inst) const {
-    return {operands_.data() + inst.first_operand + inst.num_dst, inst.num_src};
+  /// The same, writable, for passes that rewrite tensor ids.
+  std::span<Operand> operands(const Instruction &inst) {
+    std::size_t n = std::size_t{inst.num_dst} + inst.num_src;
+    return n ? std::span<Operand>(&operands_[inst.first_operand], n) : std::span<Operand>();
   }
-  /// Every operand of every instruction, in order (dst before src), for passes that rewrite
-  /// tensor ids.
-  std::span<Operand> all_operands() { return operands_; }
-  std::span<const Operand> all_operands() const { return operands_; }
+  std::span<const Operand> dst(const Instruction &inst) const { return operands(inst).first(inst.num_dst); }
+  std::span<const Operand> src(const Instruction &inst) const { return operands(inst).subspan(inst.num_dst); }
 
   std::span<const std::pair<std::int64_t, std::int64_t>> pattern(const Operand &op) const {
     return patterns_.get(op.pattern);
@@ -198,7 +201,9 @@ public:
 private:
   Operand store(const AccessPattern &ap);
 
-  std::vector<Operand> operands_;
+  /// Each instruction's operands are contiguous: one that would straddle two segments starts
+  /// the next, and the slots skipped are never referred to.
+  SegmentedVector<Operand> operands_;
   ListInterner<std::pair<std::int64_t, std::int64_t>> patterns_;
   ListInterner<std::int64_t> programs_;
   ListInterner<char> attr_keys_; ///< an attribute list's text, which identifies it
