@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Benchmarks tracing: a tiled matmul (test/lit/trace/Inputs/matmul.py, matmul_tiled) whose trace
 # holds 65,536 matmul instructions at scale 1, then 2x, 4x, 8x and 16x that (K grows). Prints
-# wall time, IR instructions per second and peak memory per scale, and the growth against
-# scale 1 measured in the same run. Usage: scripts/bench_trace.sh [build-dir] [max-scale]
+# wall time, the trace stage's time (from -vv), IR instructions per second of each, and peak
+# memory per scale, and the growth against scale 1 measured in the same run. Then the limit
+# case: a kernel that would emit 11,000,000 instructions, ended by the default
+# --max-instructions (10,000,000). Usage: scripts/bench_trace.sh [build-dir] [max-scale]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir="${1:-build}"
@@ -14,7 +16,7 @@ cp test/lit/trace/Inputs/matmul.py "$work/"
 
 # M = 4096 (32 tiles of 128), N = 16384 (32 tiles of 512), K = 8192 * scale (64 * scale tiles
 # of 128): 32 * 32 * 64 * scale matmuls.
-printf "%-6s %10s %12s %12s %14s %10s\n" scale matmuls instructions seconds "instr/s" "peak MiB"
+printf "%-6s %10s %12s %9s %9s %14s %14s %10s\n" scale matmuls instructions wall-s trace-s "instr/s wall" "instr/s trace" "peak MiB"
 base=""
 scale=1
 while [ "$scale" -le "$max_scale" ]; do
@@ -25,17 +27,50 @@ while [ "$scale" -le "$max_scale" ]; do
             "args": [{"shape": [$K, 4096], "dtype": "bfloat16"}, {"shape": [$K, 16384], "dtype": "bfloat16"}]}]}
 JSON
   /usr/bin/time -f "%e %M" -o "$work/time" "$nkicc" trace "$work/mm.json" --emit=ir \
-    --max-instructions=100000000 -o "$work/out.ir"
+    --max-instructions=100000000 -o "$work/out.ir" -vv 2> "$work/log"
   read -r secs kb < "$work/time"
+  trace_ms=$(sed -n 's/.*stage trace: \([0-9.]*\) ms.*/\1/p' "$work/log")
   instrs=$(sed -n 's/^  instructions: //p' "$work/out.ir")
   macs=$(grep -c ' matmul tensor ' "$work/out.ir" || true)
-  python3 - "$scale" "$macs" "$instrs" "$secs" "$kb" "$base" <<'PY'
+  python3 - "$scale" "$macs" "$instrs" "$secs" "$trace_ms" "$kb" "$base" <<'PY'
 import sys
-scale, macs, instrs, secs, kb, base = sys.argv[1:]
+scale, macs, instrs, secs, trace_ms, kb, base = sys.argv[1:]
 secs = float(secs)
+trace = float(trace_ms) / 1000
+n = int(instrs)
 growth = "" if not base else f"  time x{secs / float(base):.1f} for x{int(scale)} size"
-print(f"{scale:<6} {int(macs):>10,} {int(instrs):>12,} {secs:>12.2f} {int(instrs) / secs:>14,.0f} {int(kb) / 1024:>10.0f}{growth}")
+print(f"{scale:<6} {int(macs):>10,} {n:>12,} {secs:>9.2f} {trace:>9.2f} {n / secs:>14,.0f} {n / trace:>14,.0f} "
+      f"{int(kb) / 1024:>10.0f}{growth}")
 PY
   [ -n "$base" ] || base=$secs
   scale=$((scale * 2))
 done
+
+# The limit case: 1000 x 1000 x 11 nl.copy instructions, ended by the default limit.
+cat > "$work/k.json" <<'JSON'
+{"nkicc": 1, "target": "trn2", "sources": [{"path": "k.py"}],
+ "calls": [{"kernel": "k", "args": [{"shape": [128, 4], "dtype": "float32"}]}]}
+JSON
+cat > "$work/k.py" <<'PY'
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+@nki.jit
+def k(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    tile = nl.load(a)
+    for i in nl.affine_range(1000):
+        for j in nl.affine_range(1000):
+            for m in nl.affine_range(11):
+                tile = nl.copy(tile)
+    nl.store(out, value=tile)
+    return out
+PY
+/usr/bin/time -f "%e %M" -o "$work/time" "$nkicc" trace "$work/k.json" --emit=ir -o "$work/out.ir" \
+  2> "$work/log" && { echo "the limit case did not stop" >&2; exit 1; }
+grep -q 'more than 10000000 instructions' "$work/log" || { cat "$work/log" >&2; exit 1; }
+read -r secs kb < <(tail -n 1 "$work/time") # time(1) first notes the exit status
+python3 -c "import sys; s, kb = float(sys.argv[1]), int(sys.argv[2]); \
+print(f'limit: 10,000,000 instructions then the max-instructions error in {s:.2f} s, peak {kb / 1024:,.0f} MiB, '
+      f'{kb * 1024 / 1e7:.0f} bytes per instruction')" "$secs" "$kb"

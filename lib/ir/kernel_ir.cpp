@@ -177,7 +177,9 @@ Operand Function::store(const AccessPattern &ap) {
   Operand op;
   op.tensor = ap.tensor;
   op.pattern = patterns_.intern(ap.pattern.data(), ap.pattern.size());
-  op.program = programs_.intern(ap.program_offset.data(), ap.program_offset.size());
+  // Most views have no grid term: id 0 without a lookup.
+  bool gridless = ap.program_offset == std::array<std::int64_t, kMaxGridAxes>{};
+  op.program = gridless ? 0 : programs_.intern(ap.program_offset.data(), ap.program_offset.size());
   op.offset = ap.offset;
   return op;
 }
