@@ -492,16 +492,21 @@ std::int64_t slice_int(const Value &v, const char *what) {
 } // namespace
 
 Value TensorRef::get_item(Interpreter &, const Value &key) {
-  std::vector<Value> parts;
+  // The index parts, by address (no Value copies): indexing runs for every load and store of
+  // an unrolled loop, so it allocates nothing for the usual few dimensions.
+  ir::SmallVector<const Value *, 6> parts;
   if (key.kind == Value::Kind::Tuple)
-    parts = key.seq().items;
+    for (const Value &item : key.seq().items)
+      parts.push_back(&item);
   else
-    parts.push_back(key);
+    parts.push_back(&key);
 
   // `...` stands for as many full slices as the dimensions not otherwise indexed.
+  static const Value full_slice = Value::slice(Value(), Value(), Value());
   std::size_t explicit_dims = 0;
   bool has_ellipsis = false;
-  for (const Value &p : parts) {
+  for (const Value *part : parts) {
+    const Value &p = *part;
     if (p.kind == Value::Kind::Ellipsis) {
       if (has_ellipsis)
         raise_error("IndexError", "an index can only have a single ellipsis ('...')");
@@ -514,18 +519,19 @@ Value TensorRef::get_item(Interpreter &, const Value &key) {
   if (explicit_dims > rank)
     raise_error("IndexError", fmt::format("too many indices for {} '{}': it has {} dimensions but {} were indexed",
                                           type_name(), tensor().name, rank, explicit_dims));
-  std::vector<Value> expanded;
-  for (const Value &p : parts) {
-    if (p.kind == Value::Kind::Ellipsis) {
+  ir::SmallVector<const Value *, 6> expanded;
+  for (const Value *p : parts) {
+    if (p->kind == Value::Kind::Ellipsis) {
       for (std::size_t i = 0; i < rank - explicit_dims; ++i)
-        expanded.push_back(Value::slice(Value(), Value(), Value()));
+        expanded.push_back(&full_slice);
     } else {
       expanded.push_back(p);
     }
   }
-  while (expanded.size() - std::count_if(expanded.begin(), expanded.end(), [](const Value &v) { return v.is_none(); }) <
+  while (expanded.size() -
+             std::count_if(expanded.begin(), expanded.end(), [](const Value *v) { return v->is_none(); }) <
          rank)
-    expanded.push_back(Value::slice(Value(), Value(), Value()));
+    expanded.push_back(&full_slice);
 
   auto out = std::make_shared<TensorRef>();
   out->builder = builder;
@@ -555,24 +561,26 @@ Value TensorRef::get_item(Interpreter &, const Value &key) {
   // follow the index tiles' axes: when every index is an index tile of rank R or an integer and
   // they number R, an index tile on axis a gives dimension a and integers fill the other axes
   // with size 1 (`t[ip, k]` on an [P, N] tile is [P, 1]; `out[if_, ip]` is a transposed view).
-  std::vector<int> tile_axis(expanded.size(), -2); // -1: an integer, >= 0: an index tile's axis
+  ir::SmallVector<int, 6> tile_axis;
+  tile_axis.resize(expanded.size(), -2); // -1: an integer, >= 0: an index tile's axis
   {
     int tile_rank = -1;
     std::size_t tiles = 0;
     bool eligible = true;
-    std::vector<bool> used;
+    ir::SmallVector<bool, 8> used;
     for (std::size_t k = 0; k < expanded.size() && eligible; ++k) {
-      if (auto *ix = expanded[k].as<IndexObject>()) {
+      if (auto *ix = expanded[k]->as<IndexObject>()) {
         if (tile_rank < 0) {
           tile_rank = ix->rank;
-          used.assign(static_cast<std::size_t>(tile_rank), false);
+          used.clear();
+          used.resize(static_cast<std::size_t>(tile_rank), false);
         }
         eligible = ix->rank == tile_rank && ix->axis < tile_rank && !used[static_cast<std::size_t>(ix->axis)];
         if (eligible)
           used[static_cast<std::size_t>(ix->axis)] = true;
         tile_axis[k] = ix->axis;
         ++tiles;
-      } else if (to_affine(expanded[k])) {
+      } else if (to_affine(*expanded[k])) {
         tile_axis[k] = -1;
       } else {
         eligible = false;
@@ -592,9 +600,11 @@ Value TensorRef::get_item(Interpreter &, const Value &key) {
       tile_axis.clear();
     }
   }
-  std::vector<std::pair<std::int64_t, std::int64_t>> by_axis(tile_axis.size(), {1, 1});
+  ir::PatternPairs by_axis;
+  by_axis.resize(tile_axis.size(), {1, 1});
   std::size_t part = 0;
-  for (const Value &p : expanded) {
+  for (const Value *expanded_part : expanded) {
+    const Value &p = *expanded_part;
     std::size_t this_part = part++;
     if (!tile_axis.empty() && to_affine(p)) {
       // An integer keeps a size-1 dimension on its axis.

@@ -25,7 +25,8 @@ constexpr std::int64_t kMovingFmax = 512;     // nl.tile_size.gemm_moving_fmax
 class Args {
 public:
   Args(const CallArgs &args, std::string_view op, std::initializer_list<std::string_view> names)
-      : op_(op), names_(names), values_(names.size()) {
+      : op_(op), names_(names.begin(), names.end()) {
+    values_.resize(names_.size(), nullptr);
     if (args.positional.size() > names_.size())
       raise_error("TypeError", fmt::format("{}() takes {} positional arguments but {} were given", op, names_.size(),
                                            args.positional.size()));
@@ -61,8 +62,9 @@ private:
     return static_cast<std::size_t>(it - names_.begin());
   }
   std::string_view op_;
-  std::vector<std::string_view> names_;
-  std::vector<const Value *> values_;
+  // Inline for the usual handful of parameters: parsing arguments allocates nothing.
+  ir::SmallVector<std::string_view, 12> names_;
+  ir::SmallVector<const Value *, 12> values_;
 };
 
 // ---- value helpers ----------------------------------------------------------------------------
