@@ -113,7 +113,7 @@ public:
       return false;
     Frame &frame = stack_.back();
     if (!frame.insert_key(key.text)) {
-      diags_.error(key.loc, fmt::format("duplicate key {} in object", quote_for_message(key.text)), "manifest-json");
+      diags_.error(key.loc, fmt::format("duplicate key {} in object", quote_for_message(key.text)), options_.error_id);
       return false;
     }
     frame.pending_key = std::move(key);
@@ -151,7 +151,7 @@ private:
     if (unsigned cp = lone_surrogate(v.text)) {
       diags_.error(v.loc,
                    fmt::format("string contains a lone surrogate \\u{:04x}, which is not valid Unicode text", cp),
-                   "manifest-json");
+                   options_.error_id);
       return false;
     }
     return true;
@@ -172,7 +172,7 @@ private:
   bool start(JsonValue::Kind kind) {
     SourceLoc loc = start_loc();
     if (stack_.size() >= options_.max_depth) {
-      diags_.error(loc, fmt::format("JSON nesting is deeper than {} levels", options_.max_depth), "manifest-json");
+      diags_.error(loc, fmt::format("JSON nesting is deeper than {} levels", options_.max_depth), options_.error_id);
       return false;
     }
     Frame f;
@@ -323,7 +323,7 @@ std::optional<JsonValue> parse_json(const SourceManager &sources, FileId file, D
     // A handler abort has reported its own, better-located error already.
     if (diags.error_count() == errors_before)
       diags.error({file, static_cast<std::uint32_t>(result.Offset())},
-                  syntax_message(text, result.Offset(), result.Code()), "manifest-json");
+                  syntax_message(text, result.Offset(), result.Code()), options.error_id);
     return std::nullopt;
   }
   // RapidJSON stops at a NUL byte as if the text ended there; nothing may follow the value.
@@ -333,7 +333,7 @@ std::optional<JsonValue> parse_json(const SourceManager &sources, FileId file, D
   if (rest < text.size()) {
     diags.error({file, static_cast<std::uint32_t>(rest)},
                 text[rest] == '\0' ? "unexpected NUL byte (binary file?)" : "unexpected text after the JSON value",
-                "manifest-json");
+                options.error_id);
     return std::nullopt;
   }
   return builder.take_root();

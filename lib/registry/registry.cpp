@@ -333,7 +333,9 @@ bool Registry::load(const std::vector<std::string> &folders, SourceManager &sour
     }
     files_.push_back(path);
     FileId file = sources.add_buffer(path, std::move(*text));
-    auto root = parse_json(sources, file, diags);
+    JsonParseOptions options;
+    options.error_id = "registry-json";
+    auto root = parse_json(sources, file, diags, options);
     if (!root) {
       ok = false;
       continue;

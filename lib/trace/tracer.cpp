@@ -302,10 +302,26 @@ struct Tracer::Impl {
     const python::FunctionDefStmt *def = source.function(entry.entry);
     Value *fn = module != registry_modules.end() ? module->second->globals().find_local(entry.entry) : nullptr;
     if (!def || !fn || (!fn->as<JitKernel>() && !fn->as<FunctionObject>())) {
-      diags.error(c.internal_loc,
-                  fmt::format("registry kernel '{}' names entry '{}', which '{}' does not define", entry.func_name,
-                              entry.entry, sources.name(source.file)),
-                  "registry");
+      // The registry's mistake: located at its "entry" value, with the call that needed it.
+      Diagnostic d;
+      d.loc = entry.entry_loc.valid() ? entry.entry_loc : c.internal_loc;
+      d.message = fmt::format("registry kernel '{}' names entry '{}', which '{}' does not define", entry.func_name,
+                              entry.entry, sources.name(source.file));
+      std::vector<std::string> defined;
+      for (const python::FunctionDefStmt *f : source.functions)
+        defined.emplace_back(f->name);
+      std::string suggestion = closest_match(entry.entry, defined);
+      if (!suggestion.empty())
+        d.message += fmt::format("; did you mean '{}'?", suggestion);
+      d.id = "registry";
+      if (entry.entry_loc.valid()) {
+        Diagnostic n;
+        n.severity = Severity::Note;
+        n.loc = c.internal_loc;
+        n.message = fmt::format("needed by call {} of internal kernel '{}'", call.index, entry.func_name);
+        d.notes.push_back(std::move(n));
+      }
+      diags.report(std::move(d));
       return nullptr;
     }
     Value callable = fn->as<JitKernel>() ? fn->as<JitKernel>()->function : *fn;

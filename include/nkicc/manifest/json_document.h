@@ -33,6 +33,8 @@ struct JsonValue {
 struct JsonParseOptions {
   /// Deeper documents are rejected with a located error; a description file is ~6 levels deep.
   std::size_t max_depth = 256;
+  /// The diagnostic id of syntax errors: which kind of file was malformed.
+  std::string error_id = "manifest-json";
 };
 
 /// Parses a registered buffer. Syntax errors, duplicate keys, invalid UTF-8 and lone
