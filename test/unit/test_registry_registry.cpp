@@ -64,10 +64,10 @@ std::vector<std::string> errors_of(const std::string &json) {
   dir.write("registry.json", json);
   Loaded l({dir.path});
   CHECK_FALSE(l.ok);
-  // The JSON reader's own errors (syntax, duplicate keys) keep its id.
+  // The JSON reader's own errors (syntax, duplicate keys) are registry-json errors.
   for (const Diagnostic &d : l.diags.diagnostics()) {
     bool from_reader = d.message.rfind("duplicate key", 0) == 0 || d.message.rfind("unexpected", 0) == 0;
-    CHECK(d.id == (from_reader ? "manifest-json" : "registry"));
+    CHECK(d.id == (from_reader ? "registry-json" : "registry"));
   }
   return l.errors();
 }
