@@ -199,7 +199,7 @@ public:
   ir::Function fn;
   std::vector<bool> auto_named;
   /// The index of the instruction that last wrote each tile, for `psum[...] += nl.matmul(...)`.
-  std::vector<std::int64_t> last_writer;
+  ir::SegmentedVector<std::int64_t> last_writer;
 };
 
 /// NKI's modules and the kernel being traced; one per interpreter.

@@ -42,16 +42,17 @@ using Shape = SmallVector<std::int64_t, 3>;
 
 struct Tensor {
   std::string name;
+  Shape shape;   ///< dim 0 is the partition dimension for SBUF/PSUM
+  SourceLoc loc; ///< where the kernel created it
   TensorRole role = TensorRole::Internal;
   Memory memory = Memory::Sbuf;
   DType dtype = DType::Float32;
-  Shape shape;   ///< dim 0 is the partition dimension for SBUF/PSUM
-  SourceLoc loc; ///< where the kernel created it
 
   /// Allocation, filled by allocate_on_chip() for SBUF/PSUM tiles: partitions
   /// [partition_start, partition_start + shape[0]) and bytes [byte_offset, byte_offset +
-  /// bytes_per_partition) of each.
-  std::int64_t partition_start = 0;
+  /// bytes_per_partition) of each. (A trace holds one Tensor per tile it creates, up to
+  /// millions: the fields are ordered to pack into 96 bytes.)
+  std::int32_t partition_start = 0;
   std::int64_t byte_offset = -1;
   std::int64_t bytes_per_partition = 0;
 };
