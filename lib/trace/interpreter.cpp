@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <typeinfo>
 
 namespace nkicc::trace {
 
@@ -14,17 +15,22 @@ using K = Value::Kind;
 
 /// Facts about one function, computed once per `def` node.
 struct FunctionInfo {
-  std::vector<std::string_view> locals; ///< assigned anywhere in the body, and the parameters
-  std::vector<std::string_view> globals;
-  std::vector<std::string_view> nonlocals;
-  std::vector<std::string_view> positional; ///< posonlyargs then args
+  /// A parameter: its name for keyword matching and messages, its symbol for binding.
+  struct Param {
+    std::string_view name;
+    Symbol symbol;
+  };
+  std::vector<Symbol> locals; ///< assigned anywhere in the body, and the parameters
+  std::vector<Symbol> globals;
+  std::vector<Symbol> nonlocals;
+  std::vector<Param> positional; ///< posonlyargs then args
   std::size_t posonly = 0;
-  std::vector<std::string_view> kwonly;
-  std::string_view vararg, kwarg;
+  std::vector<Param> kwonly;
+  Param vararg, kwarg;
   bool has_vararg = false, has_kwarg = false;
   bool defines_functions = false; ///< the scope may be closed over
 
-  static bool has(const std::vector<std::string_view> &names, std::string_view name) {
+  static bool has(const std::vector<Symbol> &names, Symbol name) {
     return std::find(names.begin(), names.end(), name) != names.end();
   }
 };
@@ -44,17 +50,18 @@ struct InterpFrame {
 
 namespace {
 
-void add_unique(std::vector<std::string_view> &names, std::string_view name) {
+void add_unique(std::vector<Symbol> &names, Symbol name) {
   if (!FunctionInfo::has(names, name))
     names.push_back(name);
 }
+void add_unique(std::vector<Symbol> &names, std::string_view name) { add_unique(names, Symbol::intern(name)); }
 
-void collect_targets(const Expr *e, std::vector<std::string_view> &out) {
+void collect_targets(const Expr *e, std::vector<Symbol> &out) {
   if (!e)
     return;
   switch (e->kind) {
   case ExprKind::Name:
-    add_unique(out, e->as<NameExpr>().id);
+    add_unique(out, e->as<NameExpr>().symbol);
     break;
   case ExprKind::Tuple:
     for (const Expr *x : e->as<TupleExpr>().elts)
@@ -72,7 +79,7 @@ void collect_targets(const Expr *e, std::vector<std::string_view> &out) {
   }
 }
 
-void collect_block(StmtList body, FunctionInfo &info, std::vector<std::string_view> &assigned) {
+void collect_block(StmtList body, FunctionInfo &info, std::vector<Symbol> &assigned) {
   for (const Stmt *s : body) {
     switch (s->kind) {
     case StmtKind::FunctionDef:
@@ -153,37 +160,38 @@ void collect_block(StmtList body, FunctionInfo &info, std::vector<std::string_vi
 
 std::shared_ptr<FunctionInfo> analyze(const Arguments *params, const FunctionDefStmt *def) {
   auto info = std::make_shared<FunctionInfo>();
-  std::vector<std::string_view> assigned;
+  std::vector<Symbol> assigned;
+  auto param = [](const Arg *a) { return FunctionInfo::Param{a->name, Symbol::intern(a->name)}; };
   if (params) {
     for (const Arg *a : params->posonlyargs)
-      info->positional.push_back(a->name);
+      info->positional.push_back(param(a));
     info->posonly = params->posonlyargs.size();
     for (const Arg *a : params->args)
-      info->positional.push_back(a->name);
+      info->positional.push_back(param(a));
     for (const Arg *a : params->kwonlyargs)
-      info->kwonly.push_back(a->name);
+      info->kwonly.push_back(param(a));
     if (params->vararg) {
       info->has_vararg = true;
-      info->vararg = params->vararg->name;
+      info->vararg = param(params->vararg);
     }
     if (params->kwarg) {
       info->has_kwarg = true;
-      info->kwarg = params->kwarg->name;
+      info->kwarg = param(params->kwarg);
     }
   }
-  for (std::string_view n : info->positional)
-    add_unique(assigned, n);
-  for (std::string_view n : info->kwonly)
-    add_unique(assigned, n);
+  for (const FunctionInfo::Param &p : info->positional)
+    add_unique(assigned, p.symbol);
+  for (const FunctionInfo::Param &p : info->kwonly)
+    add_unique(assigned, p.symbol);
   if (info->has_vararg)
-    add_unique(assigned, info->vararg);
+    add_unique(assigned, info->vararg.symbol);
   if (info->has_kwarg)
-    add_unique(assigned, info->kwarg);
+    add_unique(assigned, info->kwarg.symbol);
   if (def)
     collect_block(def->body, *info, assigned);
   else
     info->defines_functions = true; // a lambda body may hold lambdas; cheap to assume
-  for (std::string_view n : assigned)
+  for (Symbol n : assigned)
     if (!FunctionInfo::has(info->globals, n) && !FunctionInfo::has(info->nonlocals, n))
       info->locals.push_back(n);
   return info;
@@ -205,26 +213,73 @@ std::string join_names(const std::vector<std::string_view> &names) {
 
 // ---- Scope --------------------------------------------------------------------------------------
 
-Value *Scope::find_local(std::string_view name) {
-  for (auto &entry : entries_)
-    if (entry.first.size() == name.size() && entry.first == name)
-      return &entry.second;
-  return nullptr;
+namespace {
+constexpr std::size_t kScopeIndexFrom = 12; ///< entries before a scope keeps a hash index
 }
-void Scope::set(std::string_view name, Value value) {
-  if (Value *slot = find_local(name))
+
+Value *Scope::find_local(std::string_view name) {
+  std::optional<Symbol> symbol = Symbol::find(name);
+  return symbol ? find_local(*symbol) : nullptr;
+}
+Value *Scope::find_indexed(Symbol name) {
+  std::size_t mask = index_.size() - 1;
+  for (std::size_t h = name.id() & mask;; h = (h + 1) & mask) {
+    std::uint32_t slot = index_[h];
+    if (!slot)
+      return nullptr;
+    if (entries_[slot - 1].symbol == name)
+      return &entries_[slot - 1].value;
+  }
+}
+void Scope::rebuild_index() {
+  index_.clear();
+  if (entries_.size() < kScopeIndexFrom)
+    return;
+  std::size_t capacity = 32;
+  while (capacity < entries_.size() * 2)
+    capacity *= 2;
+  index_.assign(capacity, 0);
+  std::size_t mask = capacity - 1;
+  for (std::size_t k = 0; k < entries_.size(); ++k) {
+    std::size_t h = entries_[k].symbol.id() & mask;
+    while (index_[h])
+      h = (h + 1) & mask;
+    index_[h] = static_cast<std::uint32_t>(k + 1);
+  }
+}
+void Scope::set(std::string_view name, Value value) { set(Symbol::intern(name), std::move(value)); }
+void Scope::set(Symbol name, Value value) {
+  if (Value *slot = find_local(name)) {
     *slot = std::move(value);
-  else
-    entries_.emplace_back(std::string(name), std::move(value));
+    return;
+  }
+  entries_.push_back(Entry{name, std::move(value)});
+  if (entries_.size() >= kScopeIndexFrom) {
+    if (entries_.size() * 2 > index_.size()) {
+      rebuild_index();
+    } else {
+      std::size_t mask = index_.size() - 1;
+      std::size_t h = name.id() & mask;
+      while (index_[h])
+        h = (h + 1) & mask;
+      index_[h] = static_cast<std::uint32_t>(entries_.size());
+    }
+  }
 }
 void Scope::clear() {
   auto entries = std::move(entries_);
   entries_.clear();
+  index_.clear();
 }
 bool Scope::erase(std::string_view name) {
+  std::optional<Symbol> symbol = Symbol::find(name);
+  return symbol && erase(*symbol);
+}
+bool Scope::erase(Symbol name) {
   for (auto it = entries_.begin(); it != entries_.end(); ++it)
-    if (it->first == name) {
+    if (it->symbol == name) {
       entries_.erase(it);
+      rebuild_index();
       return true;
     }
   return false;
@@ -280,7 +335,9 @@ private:
 
   Value eval_inner(const Expr &e);
   Value lookup(const NameExpr &n);
-  void store(std::string_view name, Value v);
+  void store(Symbol name, Value v);
+  void store(std::string_view name, Value v) { store(Symbol::intern(name), std::move(v)); }
+  Value get_attr(const Value &v, const AttributeExpr &a, SourceLoc loc);
   void assign(const Expr &target, Value v);
   Value eval_subscript_key(const Expr &slice);
   Value eval_call(const CallExpr &c);
@@ -316,8 +373,16 @@ Value Evaluator::eval(const Expr &e) {
   }
 }
 
+Value Evaluator::get_attr(const Value &v, const AttributeExpr &a, SourceLoc loc) {
+  // A plain module's attribute is its global (ModuleObject::get_attr), found by symbol.
+  if (Object *obj = v.object(); obj && typeid(*obj) == typeid(ModuleObject))
+    if (Value *global = static_cast<ModuleObject *>(obj)->globals().find_local(a.attr_symbol))
+      return *global;
+  return in_.get_attr(v, a.attr, loc);
+}
+
 Value Evaluator::lookup(const NameExpr &n) {
-  std::string_view name = n.id;
+  Symbol name = n.symbol;
   InterpFrame *f = in_.frame_;
   for (;;) {
     if (Value *v = f->locals->find_local(name))
@@ -329,7 +394,7 @@ Value Evaluator::lookup(const NameExpr &n) {
   if (f->info) {
     if (FunctionInfo::has(f->info->locals, name))
       raise_python("UnboundLocalError",
-                   "cannot access local variable '" + std::string(name) + "' where it is not associated with a value",
+                   "cannot access local variable '" + std::string(n.id) + "' where it is not associated with a value",
                    n.begin());
     if (!FunctionInfo::has(f->info->globals, name))
       for (Scope *s = f->locals->parent().get(); s; s = s->parent().get())
@@ -340,10 +405,10 @@ Value Evaluator::lookup(const NameExpr &n) {
   }
   if (Value *v = in_.builtins_->find_local(name))
     return *v;
-  raise_python("NameError", "name '" + std::string(name) + "' is not defined", n.begin());
+  raise_python("NameError", "name '" + std::string(n.id) + "' is not defined", n.begin());
 }
 
-void Evaluator::store(std::string_view name, Value v) {
+void Evaluator::store(Symbol name, Value v) {
   InterpFrame &f = frame();
   if (f.info && !f.comp_outer) {
     if (!f.info->globals.empty() && FunctionInfo::has(f.info->globals, name))
@@ -530,7 +595,7 @@ Value Evaluator::eval_inner(const Expr &e) {
   case ExprKind::Attribute: {
     const auto &a = e.as<AttributeExpr>();
     Value v = eval(*a.value);
-    return in_.get_attr(v, a.attr, e.begin());
+    return get_attr(v, a, e.begin());
   }
   case ExprKind::Subscript: {
     const auto &s = e.as<SubscriptExpr>();
@@ -768,7 +833,7 @@ Value Evaluator::eval_call(const CallExpr &c) {
         return std::move(*out);
       in_.get_attr(self, a.attr, c.func->begin()); // raises AttributeError
     }
-    Value fn = in_.get_attr(self, a.attr, c.func->begin());
+    Value fn = get_attr(self, a, c.func->begin());
     CallArgs args;
     build_args(c, args);
     return call(fn, args, c.begin());
@@ -809,14 +874,14 @@ Value Evaluator::call_function(FunctionObject &fn, CallArgs &args) {
   std::size_t given = args.positional.size();
   std::vector<bool> bound(npos, false);
   for (std::size_t k = 0; k < std::min(given, npos); ++k) {
-    locals.set(info.positional[k], args.positional[k]);
+    locals.set(info.positional[k].symbol, args.positional[k]);
     bound[k] = true;
   }
   if (info.has_vararg) {
     std::vector<Value> rest;
     if (given > npos)
       rest.assign(args.positional.begin() + static_cast<std::ptrdiff_t>(npos), args.positional.end());
-    locals.set(info.vararg, Value::tuple(std::move(rest)));
+    locals.set(info.vararg.symbol, Value::tuple(std::move(rest)));
   }
   Value kwargs = info.has_kwarg ? Value::dict() : Value();
   std::vector<bool> kw_bound(info.kwonly.size(), false);
@@ -824,20 +889,20 @@ Value Evaluator::call_function(FunctionObject &fn, CallArgs &args) {
   for (const auto &[name, value] : args.keywords) {
     bool matched = false;
     for (std::size_t k = info.posonly; k < npos; ++k)
-      if (info.positional[k] == name) {
+      if (info.positional[k].name == name) {
         if (bound[k])
           raise_python("TypeError", qn + "() got multiple values for argument '" + name + "'");
-        locals.set(info.positional[k], value);
+        locals.set(info.positional[k].symbol, value);
         bound[k] = true;
         matched = true;
         break;
       }
     if (!matched)
       for (std::size_t k = 0; k < info.kwonly.size(); ++k)
-        if (info.kwonly[k] == name) {
+        if (info.kwonly[k].name == name) {
           if (kw_bound[k])
             raise_python("TypeError", qn + "() got multiple values for argument '" + name + "'");
-          locals.set(info.kwonly[k], value);
+          locals.set(info.kwonly[k].symbol, value);
           kw_bound[k] = true;
           matched = true;
           break;
@@ -849,8 +914,8 @@ Value Evaluator::call_function(FunctionObject &fn, CallArgs &args) {
       continue;
     }
     for (std::size_t k = 0; k < info.posonly; ++k)
-      if (info.positional[k] == name)
-        posonly_as_kw.push_back(info.positional[k]);
+      if (info.positional[k].name == name)
+        posonly_as_kw.push_back(info.positional[k].name);
     if (posonly_as_kw.empty())
       raise_python("TypeError", qn + "() got an unexpected keyword argument '" + name + "'");
   }
@@ -861,7 +926,7 @@ Value Evaluator::call_function(FunctionObject &fn, CallArgs &args) {
     raise_python("TypeError", qn + "() got some positional-only arguments passed as keyword arguments: " + names);
   }
   if (info.has_kwarg)
-    locals.set(info.kwarg, kwargs);
+    locals.set(info.kwarg.symbol, kwargs);
   if (given > npos && !info.has_vararg) {
     std::size_t ndefaults = fn.defaults.size();
     std::string takes =
@@ -882,9 +947,9 @@ Value Evaluator::call_function(FunctionObject &fn, CallArgs &args) {
     if (bound[k])
       continue;
     if (k >= first_default)
-      locals.set(info.positional[k], fn.defaults[k - first_default]);
+      locals.set(info.positional[k].symbol, fn.defaults[k - first_default]);
     else
-      missing.push_back(info.positional[k]);
+      missing.push_back(info.positional[k].name);
   }
   if (!missing.empty())
     raise_python("TypeError", qn + "() missing " + std::to_string(missing.size()) + " required positional argument" +
@@ -893,9 +958,9 @@ Value Evaluator::call_function(FunctionObject &fn, CallArgs &args) {
     if (kw_bound[k])
       continue;
     if (k < fn.kw_defaults.size() && fn.kw_defaults[k])
-      locals.set(info.kwonly[k], *fn.kw_defaults[k]);
+      locals.set(info.kwonly[k].symbol, *fn.kw_defaults[k]);
     else
-      missing.push_back(info.kwonly[k]);
+      missing.push_back(info.kwonly[k].name);
   }
   if (!missing.empty())
     raise_python("TypeError", qn + "() missing " + std::to_string(missing.size()) + " required keyword-only argument" +
@@ -942,7 +1007,7 @@ void Evaluator::assign(const Expr &target, Value v) {
     // A tile created without a name takes the kernel author's variable name.
     if (Object *obj = v.object())
       obj->on_bind(target.as<NameExpr>().id);
-    return store(target.as<NameExpr>().id, std::move(v));
+    return store(target.as<NameExpr>().symbol, std::move(v));
   case ExprKind::Tuple:
   case ExprKind::List: {
     ExprList elts = target.kind == ExprKind::Tuple ? target.as<TupleExpr>().elts : target.as<ListExpr>().elts;
@@ -1108,7 +1173,7 @@ Flow Evaluator::exec(const Stmt &s) {
           std::vector<Value> more = in_.to_list(rhs, a.value->begin());
           in_.check_length(cur.seq().items.size() + more.size());
           cur.seq().items.insert(cur.seq().items.end(), more.begin(), more.end());
-          store(t.as<NameExpr>().id, std::move(cur));
+          store(t.as<NameExpr>().symbol, std::move(cur));
           return Flow::Normal;
         }
         if (Object *obj = cur.object()) {
@@ -1125,11 +1190,11 @@ Flow Evaluator::exec(const Stmt &s) {
           }
           in_.current_loc_ = saved;
           if (updated) {
-            store(t.as<NameExpr>().id, std::move(*updated));
+            store(t.as<NameExpr>().symbol, std::move(*updated));
             return Flow::Normal;
           }
         }
-        store(t.as<NameExpr>().id, in_.binary_op(a.op, cur, rhs, s.begin()));
+        store(t.as<NameExpr>().symbol, in_.binary_op(a.op, cur, rhs, s.begin()));
         return Flow::Normal;
       }
       if (t.kind == ExprKind::Subscript) {
@@ -1266,10 +1331,11 @@ Flow Evaluator::exec(const Stmt &s) {
                                                        : "del of a tuple",
                       t->begin());
         std::string_view name = t->as<NameExpr>().id;
+        Symbol symbol = t->as<NameExpr>().symbol;
         InterpFrame &f = frame();
-        Scope *scope = f.info && FunctionInfo::has(f.info->globals, name) ? f.globals : f.locals;
-        if (!scope->erase(name)) {
-          if (f.info && FunctionInfo::has(f.info->locals, name))
+        Scope *scope = f.info && FunctionInfo::has(f.info->globals, symbol) ? f.globals : f.locals;
+        if (!scope->erase(symbol)) {
+          if (f.info && FunctionInfo::has(f.info->locals, symbol))
             raise_python("UnboundLocalError",
                          "cannot access local variable '" + std::string(name) +
                              "' where it is not associated with a value",
@@ -1350,9 +1416,9 @@ void Evaluator::exec_import_from(const ImportFromStmt &s) {
     std::string_view bound = a->asname.empty() ? a->name : a->asname;
     if (a->name == "*") {
       if (auto *mod = dynamic_cast<ModuleObject *>(m.get()))
-        for (const auto &[name, value] : std::vector(mod->globals().entries()))
-          if (!name.starts_with("_"))
-            store(name, value);
+        for (const Scope::Entry &entry : std::vector(mod->globals().entries()))
+          if (!entry.name().starts_with("_"))
+            store(entry.symbol, entry.value);
       continue;
     }
     std::string full = dotted + (dotted.empty() || dotted.back() == '.' ? "" : ".") + std::string(a->name);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "nkicc/python/ast.h"
+#include "nkicc/python/symbol.h"
 #include "nkicc/trace/value.h"
 
 #include <functional>
@@ -15,22 +16,45 @@
 
 namespace nkicc::trace {
 
-/// Names bound in one scope (a module's globals, a call's locals). Kernels have few names, so
-/// a scan of a small vector beats hashing.
+/// Names bound in one scope (a module's globals, a call's locals), by interned symbol. Kernels
+/// have few names, so a small scope scans a vector of symbols; a large one (a module's globals,
+/// the builtins) also keeps a hash index from symbol to entry.
 class Scope : public HeapData {
 public:
+  struct Entry {
+    python::Symbol symbol;
+    Value value;
+    std::string_view name() const { return symbol.name(); }
+  };
+
   explicit Scope(std::shared_ptr<Scope> parent = nullptr) : parent_(std::move(parent)) {}
   Value *find_local(std::string_view name);
+  Value *find_local(python::Symbol name) {
+    if (index_.empty()) {
+      for (Entry &entry : entries_)
+        if (entry.symbol == name)
+          return &entry.value;
+      return nullptr;
+    }
+    return find_indexed(name);
+  }
   void set(std::string_view name, Value value);
+  void set(python::Symbol name, Value value);
   bool erase(std::string_view name);
+  bool erase(python::Symbol name);
   /// Drops every binding (the interpreter breaks reference cycles with it).
   void clear();
   const std::shared_ptr<Scope> &parent() const { return parent_; }
-  const std::vector<std::pair<std::string, Value>> &entries() const { return entries_; }
+  /// The bindings in the order they were first made.
+  const std::vector<Entry> &entries() const { return entries_; }
 
 private:
+  Value *find_indexed(python::Symbol name);
+  void rebuild_index();
   std::shared_ptr<Scope> parent_; ///< the enclosing function's scope (closures), or null
-  std::vector<std::pair<std::string, Value>> entries_;
+  std::vector<Entry> entries_;
+  /// Open addressing by symbol id (entry position + 1, 0 when free), once entries_ is large.
+  std::vector<std::uint32_t> index_;
 };
 
 /// A module: its globals. NKI's modules (nl, nisa, ...) are ModuleObjects whose globals the NKI
