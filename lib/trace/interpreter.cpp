@@ -5,6 +5,7 @@
 #include "nkicc/trace/interpreter.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <typeinfo>
 
@@ -19,7 +20,9 @@ struct FunctionInfo {
   struct Param {
     std::string_view name;
     Symbol symbol;
+    std::int32_t slot = -1; ///< index in `locals`; -1 when not a local (declared global)
   };
+  const void *key = nullptr;  ///< the def or lambda node: NameExpr::slot_owner
   std::vector<Symbol> locals; ///< assigned anywhere in the body, and the parameters
   std::vector<Symbol> globals;
   std::vector<Symbol> nonlocals;
@@ -158,8 +161,231 @@ void collect_block(StmtList body, FunctionInfo &info, std::vector<Symbol> &assig
   }
 }
 
-std::shared_ptr<FunctionInfo> analyze(const Arguments *params, const FunctionDefStmt *def) {
+std::int32_t slot_of(const FunctionInfo &info, Symbol name) {
+  auto it = std::find(info.locals.begin(), info.locals.end(), name);
+  return it == info.locals.end() ? -1 : static_cast<std::int32_t>(it - info.locals.begin());
+}
+
+/// Records on every Name of a function's own code (not of nested defs and lambdas, whose
+/// defaults and decorators are its own) the name's slot among the function's locals.
+class SlotAnnotator {
+public:
+  explicit SlotAnnotator(const FunctionInfo &info) : info_(info) {}
+
+  void expr(const Expr *e) {
+    if (!e)
+      return;
+    switch (e->kind) {
+    case ExprKind::BoolOp:
+      exprs(e->as<BoolOpExpr>().values);
+      break;
+    case ExprKind::NamedExpr:
+      expr(e->as<NamedExpr>().target);
+      expr(e->as<NamedExpr>().value);
+      break;
+    case ExprKind::BinOp:
+      expr(e->as<BinOpExpr>().left);
+      expr(e->as<BinOpExpr>().right);
+      break;
+    case ExprKind::UnaryOp:
+      expr(e->as<UnaryOpExpr>().operand);
+      break;
+    case ExprKind::Lambda:
+      defaults(e->as<LambdaExpr>().args);
+      break;
+    case ExprKind::IfExp:
+      expr(e->as<IfExpExpr>().test);
+      expr(e->as<IfExpExpr>().body);
+      expr(e->as<IfExpExpr>().orelse);
+      break;
+    case ExprKind::Dict:
+      exprs(e->as<DictExpr>().keys);
+      exprs(e->as<DictExpr>().values);
+      break;
+    case ExprKind::Set:
+      exprs(e->as<SetExpr>().elts);
+      break;
+    case ExprKind::ListComp:
+    case ExprKind::SetComp:
+    case ExprKind::GeneratorExp: {
+      const auto &c = static_cast<const ComprehensionExpr &>(*e);
+      expr(c.elt);
+      generators(c.generators);
+      break;
+    }
+    case ExprKind::DictComp:
+      expr(e->as<DictCompExpr>().key);
+      expr(e->as<DictCompExpr>().value);
+      generators(e->as<DictCompExpr>().generators);
+      break;
+    case ExprKind::Await:
+      expr(e->as<AwaitExpr>().value);
+      break;
+    case ExprKind::Yield:
+      expr(e->as<YieldExpr>().value);
+      break;
+    case ExprKind::YieldFrom:
+      expr(e->as<YieldFromExpr>().value);
+      break;
+    case ExprKind::Compare:
+      expr(e->as<CompareExpr>().left);
+      exprs(e->as<CompareExpr>().comparators);
+      break;
+    case ExprKind::Call:
+      expr(e->as<CallExpr>().func);
+      exprs(e->as<CallExpr>().args);
+      for (const Keyword *kw : e->as<CallExpr>().keywords)
+        expr(kw->value);
+      break;
+    case ExprKind::FormattedValue:
+      expr(e->as<FormattedValueExpr>().value);
+      expr(e->as<FormattedValueExpr>().format_spec);
+      break;
+    case ExprKind::JoinedStr:
+      exprs(e->as<JoinedStrExpr>().values);
+      break;
+    case ExprKind::Constant:
+      break;
+    case ExprKind::Attribute:
+      expr(e->as<AttributeExpr>().value);
+      break;
+    case ExprKind::Subscript:
+      expr(e->as<SubscriptExpr>().value);
+      expr(e->as<SubscriptExpr>().slice);
+      break;
+    case ExprKind::Starred:
+      expr(e->as<StarredExpr>().value);
+      break;
+    case ExprKind::Name: {
+      const auto &n = e->as<NameExpr>();
+      n.slot = slot_of(info_, n.symbol);
+      n.slot_owner = info_.key;
+      break;
+    }
+    case ExprKind::List:
+      exprs(e->as<ListExpr>().elts);
+      break;
+    case ExprKind::Tuple:
+      exprs(e->as<TupleExpr>().elts);
+      break;
+    case ExprKind::Slice:
+      expr(e->as<SliceExpr>().lower);
+      expr(e->as<SliceExpr>().upper);
+      expr(e->as<SliceExpr>().step);
+      break;
+    }
+  }
+
+  void block(StmtList body) {
+    for (const Stmt *s : body)
+      stmt(*s);
+  }
+
+private:
+  const FunctionInfo &info_;
+
+  void exprs(ExprList list) {
+    for (const Expr *e : list)
+      expr(e);
+  }
+  void defaults(const Arguments *params) {
+    if (!params)
+      return;
+    exprs(params->defaults);
+    exprs(params->kw_defaults);
+  }
+  void generators(NodeList<Comprehension> gens) {
+    for (const Comprehension *g : gens) {
+      expr(g->target);
+      expr(g->iter);
+      exprs(g->ifs);
+    }
+  }
+  void stmt(const Stmt &s) {
+    switch (s.kind) {
+    case StmtKind::FunctionDef:
+      exprs(s.as<FunctionDefStmt>().decorators);
+      defaults(s.as<FunctionDefStmt>().args);
+      break;
+    case StmtKind::ClassDef:
+      break;
+    case StmtKind::Return:
+      expr(s.as<ReturnStmt>().value);
+      break;
+    case StmtKind::Delete:
+      exprs(s.as<DeleteStmt>().targets);
+      break;
+    case StmtKind::Assign:
+      exprs(s.as<AssignStmt>().targets);
+      expr(s.as<AssignStmt>().value);
+      break;
+    case StmtKind::AugAssign:
+      expr(s.as<AugAssignStmt>().target);
+      expr(s.as<AugAssignStmt>().value);
+      break;
+    case StmtKind::AnnAssign:
+      expr(s.as<AnnAssignStmt>().target);
+      expr(s.as<AnnAssignStmt>().value);
+      break;
+    case StmtKind::For:
+      expr(s.as<ForStmt>().target);
+      expr(s.as<ForStmt>().iter);
+      block(s.as<ForStmt>().body);
+      block(s.as<ForStmt>().orelse);
+      break;
+    case StmtKind::While:
+      expr(s.as<WhileStmt>().test);
+      block(s.as<WhileStmt>().body);
+      block(s.as<WhileStmt>().orelse);
+      break;
+    case StmtKind::If:
+      expr(s.as<IfStmt>().test);
+      block(s.as<IfStmt>().body);
+      block(s.as<IfStmt>().orelse);
+      break;
+    case StmtKind::With:
+      for (const WithItem *item : s.as<WithStmt>().items) {
+        expr(item->context_expr);
+        expr(item->optional_vars);
+      }
+      block(s.as<WithStmt>().body);
+      break;
+    case StmtKind::Raise:
+      expr(s.as<RaiseStmt>().exc);
+      expr(s.as<RaiseStmt>().cause);
+      break;
+    case StmtKind::Try:
+      block(s.as<TryStmt>().body);
+      for (const ExceptHandler *h : s.as<TryStmt>().handlers) {
+        expr(h->type);
+        block(h->body);
+      }
+      block(s.as<TryStmt>().orelse);
+      block(s.as<TryStmt>().finalbody);
+      break;
+    case StmtKind::Assert:
+      expr(s.as<AssertStmt>().test);
+      expr(s.as<AssertStmt>().msg);
+      break;
+    case StmtKind::Expr:
+      expr(s.as<ExprStmt>().value);
+      break;
+    case StmtKind::Import:
+    case StmtKind::ImportFrom:
+    case StmtKind::Global:
+    case StmtKind::Nonlocal:
+    case StmtKind::Pass:
+    case StmtKind::Break:
+    case StmtKind::Continue:
+      break;
+    }
+  }
+};
+
+std::shared_ptr<FunctionInfo> analyze(const Arguments *params, const FunctionDefStmt *def, const Expr *lambda_body,
+                                      const void *key) {
   auto info = std::make_shared<FunctionInfo>();
+  info->key = key;
   std::vector<Symbol> assigned;
   auto param = [](const Arg *a) { return FunctionInfo::Param{a->name, Symbol::intern(a->name)}; };
   if (params) {
@@ -194,10 +420,34 @@ std::shared_ptr<FunctionInfo> analyze(const Arguments *params, const FunctionDef
   for (Symbol n : assigned)
     if (!FunctionInfo::has(info->globals, n) && !FunctionInfo::has(info->nonlocals, n))
       info->locals.push_back(n);
+  for (FunctionInfo::Param &p : info->positional)
+    p.slot = slot_of(*info, p.symbol);
+  for (FunctionInfo::Param &p : info->kwonly)
+    p.slot = slot_of(*info, p.symbol);
+  info->vararg.slot = info->has_vararg ? slot_of(*info, info->vararg.symbol) : -1;
+  info->kwarg.slot = info->has_kwarg ? slot_of(*info, info->kwarg.symbol) : -1;
+  SlotAnnotator annotate(*info);
+  if (def)
+    annotate.block(def->body);
+  annotate.expr(lambda_body);
   return info;
 }
 
 enum class Flow { Normal, Break, Continue, Return };
+
+/// One flag per parameter of a call, without a heap allocation for the usual few.
+class Flags {
+public:
+  explicit Flags(std::size_t n) {
+    if (n > small_.size())
+      heap_ = std::make_unique<bool[]>(n);
+  }
+  bool &operator[](std::size_t k) { return heap_ ? heap_[k] : small_[k]; }
+
+private:
+  std::array<bool, 16> small_{};
+  std::unique_ptr<bool[]> heap_;
+};
 
 std::string join_names(const std::vector<std::string_view> &names) {
   std::string out;
@@ -221,14 +471,14 @@ Value *Scope::find_local(std::string_view name) {
   std::optional<Symbol> symbol = Symbol::find(name);
   return symbol ? find_local(*symbol) : nullptr;
 }
-Value *Scope::find_indexed(Symbol name) {
+Scope::Entry *Scope::find_indexed(Symbol name) {
   std::size_t mask = index_.size() - 1;
   for (std::size_t h = name.id() & mask;; h = (h + 1) & mask) {
     std::uint32_t slot = index_[h];
     if (!slot)
       return nullptr;
     if (entries_[slot - 1].symbol == name)
-      return &entries_[slot - 1].value;
+      return &entries_[slot - 1];
   }
 }
 void Scope::rebuild_index() {
@@ -247,13 +497,21 @@ void Scope::rebuild_index() {
     index_[h] = static_cast<std::uint32_t>(k + 1);
   }
 }
+void Scope::add_slots(const std::vector<Symbol> &symbols) {
+  entries_.reserve(symbols.size());
+  for (Symbol symbol : symbols)
+    entries_.push_back(Entry{symbol, false, Value()});
+  slots_ = symbols.size();
+  rebuild_index();
+}
 void Scope::set(std::string_view name, Value value) { set(Symbol::intern(name), std::move(value)); }
 void Scope::set(Symbol name, Value value) {
-  if (Value *slot = find_local(name)) {
-    *slot = std::move(value);
+  if (Entry *entry = find_entry(name)) {
+    entry->value = std::move(value);
+    entry->bound = true;
     return;
   }
-  entries_.push_back(Entry{name, std::move(value)});
+  entries_.push_back(Entry{name, true, std::move(value)});
   if (entries_.size() >= kScopeIndexFrom) {
     if (entries_.size() * 2 > index_.size()) {
       rebuild_index();
@@ -270,19 +528,25 @@ void Scope::clear() {
   auto entries = std::move(entries_);
   entries_.clear();
   index_.clear();
+  slots_ = 0;
 }
 bool Scope::erase(std::string_view name) {
   std::optional<Symbol> symbol = Symbol::find(name);
   return symbol && erase(*symbol);
 }
 bool Scope::erase(Symbol name) {
-  for (auto it = entries_.begin(); it != entries_.end(); ++it)
-    if (it->symbol == name) {
-      entries_.erase(it);
-      rebuild_index();
-      return true;
-    }
-  return false;
+  Entry *entry = find_entry(name);
+  if (!entry || !entry->bound)
+    return false;
+  auto k = static_cast<std::size_t>(entry - entries_.data());
+  if (k < slots_) {
+    entry->bound = false;
+    entry->value = Value();
+    return true;
+  }
+  entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(k));
+  rebuild_index();
+  return true;
 }
 
 std::optional<Value> ModuleObject::get_attr(Interpreter &, std::string_view name) {
@@ -336,6 +600,7 @@ private:
   Value eval_inner(const Expr &e);
   Value lookup(const NameExpr &n);
   void store(Symbol name, Value v);
+  void store_name(const NameExpr &n, Value v);
   void store(std::string_view name, Value v) { store(Symbol::intern(name), std::move(v)); }
   Value get_attr(const Value &v, const AttributeExpr &a, SourceLoc loc);
   void assign(const Expr &target, Value v);
@@ -384,15 +649,26 @@ Value Evaluator::get_attr(const Value &v, const AttributeExpr &a, SourceLoc loc)
 Value Evaluator::lookup(const NameExpr &n) {
   Symbol name = n.symbol;
   InterpFrame *f = in_.frame_;
-  for (;;) {
+  while (f->comp_outer) {
     if (Value *v = f->locals->find_local(name))
       return *v;
-    if (!f->comp_outer)
-      break;
     f = f->comp_outer;
   }
+  // In its own function, a Name knows whether it is a local, and the local's slot.
+  bool resolved = f->info && n.slot_owner == f->info->key;
+  if (resolved) {
+    if (n.slot >= 0) {
+      Scope::Entry &entry = f->locals->slot(static_cast<std::size_t>(n.slot));
+      if (entry.bound)
+        return entry.value;
+    } else if (Value *v = f->locals->find_unslotted(name)) {
+      return *v;
+    }
+  } else if (Value *v = f->locals->find_local(name)) {
+    return *v;
+  }
   if (f->info) {
-    if (FunctionInfo::has(f->info->locals, name))
+    if (resolved ? n.slot >= 0 : FunctionInfo::has(f->info->locals, name))
       raise_python("UnboundLocalError",
                    "cannot access local variable '" + std::string(n.id) + "' where it is not associated with a value",
                    n.begin());
@@ -406,6 +682,13 @@ Value Evaluator::lookup(const NameExpr &n) {
   if (Value *v = in_.builtins_->find_local(name))
     return *v;
   raise_python("NameError", "name '" + std::string(n.id) + "' is not defined", n.begin());
+}
+
+void Evaluator::store_name(const NameExpr &n, Value v) {
+  InterpFrame &f = frame();
+  if (n.slot >= 0 && f.info && n.slot_owner == f.info->key)
+    return f.locals->bind_slot(static_cast<std::size_t>(n.slot), std::move(v));
+  store(n.symbol, std::move(v));
 }
 
 void Evaluator::store(Symbol name, Value v) {
@@ -767,7 +1050,7 @@ Value Evaluator::make_function(const Arguments *params, const FunctionDefStmt *d
   fn->lambda_body = lambda_body;
   auto &cached = in_.function_infos_[key];
   if (!cached)
-    cached = analyze(params, def);
+    cached = analyze(params, def, lambda_body, key);
   fn->info = cached;
   InterpFrame &f = frame();
   InterpFrame *owner = &f;
@@ -868,23 +1151,30 @@ Value Evaluator::call_function(FunctionObject &fn, CallArgs &args) {
     raise_python("RecursionError", "maximum recursion depth exceeded");
   auto scope = std::make_shared<Scope>(fn.closure);
   Scope &locals = *scope;
+  locals.add_slots(info.locals);
+  auto bind = [&locals](const FunctionInfo::Param &p, Value value) {
+    if (p.slot >= 0)
+      locals.bind_slot(static_cast<std::size_t>(p.slot), std::move(value));
+    else
+      locals.set(p.symbol, std::move(value));
+  };
   const std::string &qn = fn.qualname;
   // Python's argument binding (CPython's initialize_locals), with its messages.
   std::size_t npos = info.positional.size();
   std::size_t given = args.positional.size();
-  std::vector<bool> bound(npos, false);
+  Flags bound(npos);
   for (std::size_t k = 0; k < std::min(given, npos); ++k) {
-    locals.set(info.positional[k].symbol, args.positional[k]);
+    bind(info.positional[k], args.positional[k]);
     bound[k] = true;
   }
   if (info.has_vararg) {
     std::vector<Value> rest;
     if (given > npos)
       rest.assign(args.positional.begin() + static_cast<std::ptrdiff_t>(npos), args.positional.end());
-    locals.set(info.vararg.symbol, Value::tuple(std::move(rest)));
+    bind(info.vararg, Value::tuple(std::move(rest)));
   }
   Value kwargs = info.has_kwarg ? Value::dict() : Value();
-  std::vector<bool> kw_bound(info.kwonly.size(), false);
+  Flags kw_bound(info.kwonly.size());
   std::vector<std::string_view> posonly_as_kw;
   for (const auto &[name, value] : args.keywords) {
     bool matched = false;
@@ -892,7 +1182,7 @@ Value Evaluator::call_function(FunctionObject &fn, CallArgs &args) {
       if (info.positional[k].name == name) {
         if (bound[k])
           raise_python("TypeError", qn + "() got multiple values for argument '" + name + "'");
-        locals.set(info.positional[k].symbol, value);
+        bind(info.positional[k], value);
         bound[k] = true;
         matched = true;
         break;
@@ -902,7 +1192,7 @@ Value Evaluator::call_function(FunctionObject &fn, CallArgs &args) {
         if (info.kwonly[k].name == name) {
           if (kw_bound[k])
             raise_python("TypeError", qn + "() got multiple values for argument '" + name + "'");
-          locals.set(info.kwonly[k].symbol, value);
+          bind(info.kwonly[k], value);
           kw_bound[k] = true;
           matched = true;
           break;
@@ -926,12 +1216,14 @@ Value Evaluator::call_function(FunctionObject &fn, CallArgs &args) {
     raise_python("TypeError", qn + "() got some positional-only arguments passed as keyword arguments: " + names);
   }
   if (info.has_kwarg)
-    locals.set(info.kwarg.symbol, kwargs);
+    bind(info.kwarg, kwargs);
   if (given > npos && !info.has_vararg) {
     std::size_t ndefaults = fn.defaults.size();
     std::string takes =
         ndefaults ? "from " + std::to_string(npos - ndefaults) + " to " + std::to_string(npos) : std::to_string(npos);
-    std::size_t kw_given = static_cast<std::size_t>(std::count(kw_bound.begin(), kw_bound.end(), true));
+    std::size_t kw_given = 0;
+    for (std::size_t k = 0; k < info.kwonly.size(); ++k)
+      kw_given += kw_bound[k] ? 1 : 0;
     std::string msg = qn + "() takes " + takes + " positional argument" + (npos == 1 && !ndefaults ? "" : "s") +
                       " but " + std::to_string(given);
     if (kw_given)
@@ -947,7 +1239,7 @@ Value Evaluator::call_function(FunctionObject &fn, CallArgs &args) {
     if (bound[k])
       continue;
     if (k >= first_default)
-      locals.set(info.positional[k].symbol, fn.defaults[k - first_default]);
+      bind(info.positional[k], fn.defaults[k - first_default]);
     else
       missing.push_back(info.positional[k].name);
   }
@@ -958,7 +1250,7 @@ Value Evaluator::call_function(FunctionObject &fn, CallArgs &args) {
     if (kw_bound[k])
       continue;
     if (k < fn.kw_defaults.size() && fn.kw_defaults[k])
-      locals.set(info.kwonly[k].symbol, *fn.kw_defaults[k]);
+      bind(info.kwonly[k], *fn.kw_defaults[k]);
     else
       missing.push_back(info.kwonly[k].name);
   }
@@ -1007,7 +1299,7 @@ void Evaluator::assign(const Expr &target, Value v) {
     // A tile created without a name takes the kernel author's variable name.
     if (Object *obj = v.object())
       obj->on_bind(target.as<NameExpr>().id);
-    return store(target.as<NameExpr>().symbol, std::move(v));
+    return store_name(target.as<NameExpr>(), std::move(v));
   case ExprKind::Tuple:
   case ExprKind::List: {
     ExprList elts = target.kind == ExprKind::Tuple ? target.as<TupleExpr>().elts : target.as<ListExpr>().elts;
@@ -1173,7 +1465,7 @@ Flow Evaluator::exec(const Stmt &s) {
           std::vector<Value> more = in_.to_list(rhs, a.value->begin());
           in_.check_length(cur.seq().items.size() + more.size());
           cur.seq().items.insert(cur.seq().items.end(), more.begin(), more.end());
-          store(t.as<NameExpr>().symbol, std::move(cur));
+          store_name(t.as<NameExpr>(), std::move(cur));
           return Flow::Normal;
         }
         if (Object *obj = cur.object()) {
@@ -1190,11 +1482,11 @@ Flow Evaluator::exec(const Stmt &s) {
           }
           in_.current_loc_ = saved;
           if (updated) {
-            store(t.as<NameExpr>().symbol, std::move(*updated));
+            store_name(t.as<NameExpr>(), std::move(*updated));
             return Flow::Normal;
           }
         }
-        store(t.as<NameExpr>().symbol, in_.binary_op(a.op, cur, rhs, s.begin()));
+        store_name(t.as<NameExpr>(), in_.binary_op(a.op, cur, rhs, s.begin()));
         return Flow::Normal;
       }
       if (t.kind == ExprKind::Subscript) {
@@ -1417,7 +1709,7 @@ void Evaluator::exec_import_from(const ImportFromStmt &s) {
     if (a->name == "*") {
       if (auto *mod = dynamic_cast<ModuleObject *>(m.get()))
         for (const Scope::Entry &entry : std::vector(mod->globals().entries()))
-          if (!entry.name().starts_with("_"))
+          if (entry.bound && !entry.name().starts_with("_"))
             store(entry.symbol, entry.value);
       continue;
     }

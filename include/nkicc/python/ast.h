@@ -307,6 +307,11 @@ struct NameExpr : Expr {
   ExprContext ctx;
   std::string_view id;
   Symbol symbol; ///< `id`, interned
+  /// Filled by the interpreter when it analyzes the function this name appears in (not a
+  /// nested def or lambda): that function's node, and the name's index among its locals, -1
+  /// when the name is not one of them. The interpreter checks the owner before using the slot.
+  mutable const void *slot_owner = nullptr;
+  mutable std::int32_t slot = -1;
 };
 
 /// List, Tuple and Set displays.
