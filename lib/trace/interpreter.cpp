@@ -435,6 +435,12 @@ std::shared_ptr<FunctionInfo> analyze(const Arguments *params, const FunctionDef
 
 enum class Flow { Normal, Break, Continue, Return };
 
+/// The Object if its type is exactly T (not a subclass, which may override T's behaviour).
+template <class T> T *exactly(const Value &v) {
+  Object *obj = v.object();
+  return obj && &typeid(*obj) == &typeid(T) ? static_cast<T *>(obj) : nullptr;
+}
+
 /// One flag per parameter of a call, without a heap allocation for the usual few.
 class Flags {
 public:
@@ -640,8 +646,8 @@ Value Evaluator::eval(const Expr &e) {
 
 Value Evaluator::get_attr(const Value &v, const AttributeExpr &a, SourceLoc loc) {
   // A plain module's attribute is its global (ModuleObject::get_attr), found by symbol.
-  if (Object *obj = v.object(); obj && typeid(*obj) == typeid(ModuleObject))
-    if (Value *global = static_cast<ModuleObject *>(obj)->globals().find_local(a.attr_symbol))
+  if (auto *module = exactly<ModuleObject>(v))
+    if (Value *global = module->globals().find_local(a.attr_symbol))
       return *global;
   return in_.get_attr(v, a.attr, loc);
 }
@@ -1140,7 +1146,7 @@ Value Evaluator::call(const Value &callee, CallArgs &args, SourceLoc loc) {
   Object *obj = callee.object();
   if (!obj)
     raise_python("TypeError", "'" + std::string(type_name(callee)) + "' object is not callable");
-  if (auto *fn = dynamic_cast<FunctionObject *>(obj))
+  if (auto *fn = exactly<FunctionObject>(callee))
     return call_function(*fn, args);
   return obj->call(in_, args);
 }
@@ -1413,7 +1419,7 @@ Flow Evaluator::exec_for(const ForStmt &s) {
     return 0;
   };
   int stop = 0;
-  if (auto *range = dynamic_cast<RangeObject *>(iterable.object())) {
+  if (auto *range = exactly<RangeObject>(iterable)) {
     std::int64_t n = range->length(), start = range->start, stride = range->step;
     for (std::int64_t k = 0; k < n && !stop; ++k)
       stop = body(Value::integer(start + k * stride));

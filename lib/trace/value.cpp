@@ -9,25 +9,6 @@
 
 namespace nkicc::trace {
 
-Value Value::boolean(bool v) {
-  Value out;
-  out.kind = Kind::Bool;
-  out.i = 0;
-  out.b = v;
-  return out;
-}
-Value Value::integer(std::int64_t v) {
-  Value out;
-  out.kind = Kind::Int;
-  out.i = v;
-  return out;
-}
-Value Value::floating(double v) {
-  Value out;
-  out.kind = Kind::Float;
-  out.f = v;
-  return out;
-}
 Value Value::str(std::string v) {
   Value out;
   out.kind = Kind::Str;
@@ -65,11 +46,6 @@ Value Value::slice(Value lower, Value upper, Value step) {
   data->upper = std::move(upper);
   data->step = std::move(step);
   out.heap = std::move(data);
-  return out;
-}
-Value Value::ellipsis() {
-  Value out;
-  out.kind = Kind::Ellipsis;
   return out;
 }
 Value Value::object(std::shared_ptr<Object> obj) {
