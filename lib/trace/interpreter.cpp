@@ -1105,13 +1105,50 @@ void Evaluator::build_args(const CallExpr &c, CallArgs &args) {
   }
 }
 
+namespace {
+/// A call's arguments, whose vectors come from the interpreter's spares and go back to them
+/// (emptied) when the call is done, so that a call does not allocate them.
+class PooledArgs {
+public:
+  PooledArgs(const CallExpr &c, std::vector<std::vector<Value>> &positional,
+             std::vector<std::vector<std::pair<std::string, Value>>> &keywords)
+      : positional_(positional), keywords_(keywords) {
+    if (!c.args.empty() && !positional.empty()) {
+      args.positional = std::move(positional.back());
+      positional.pop_back();
+    }
+    if (!c.keywords.empty() && !keywords.empty()) {
+      args.keywords = std::move(keywords.back());
+      keywords.pop_back();
+    }
+  }
+  ~PooledArgs() {
+    args.positional.clear();
+    args.keywords.clear();
+    if (args.positional.capacity() && positional_.size() < positional_.capacity())
+      positional_.push_back(std::move(args.positional));
+    if (args.keywords.capacity() && keywords_.size() < keywords_.capacity())
+      keywords_.push_back(std::move(args.keywords));
+  }
+  PooledArgs(const PooledArgs &) = delete;
+  PooledArgs &operator=(const PooledArgs &) = delete;
+
+  CallArgs args;
+
+private:
+  std::vector<std::vector<Value>> &positional_;
+  std::vector<std::vector<std::pair<std::string, Value>>> &keywords_;
+};
+} // namespace
+
 Value Evaluator::eval_call(const CallExpr &c) {
   // `lst.append(x)` on a built-in value calls the method without making a bound object.
   if (c.func->kind == ExprKind::Attribute) {
     const auto &a = c.func->as<AttributeExpr>();
     Value self = eval(*a.value);
     if (self.kind != Value::Kind::Object && self.kind != Value::Kind::None) {
-      CallArgs args;
+      PooledArgs pooled(c, in_.spare_positional_, in_.spare_keywords_);
+      CallArgs &args = pooled.args;
       build_args(c, args);
       step(c.begin());
       SourceLoc saved = in_.current_loc_;
@@ -1123,14 +1160,14 @@ Value Evaluator::eval_call(const CallExpr &c) {
       in_.get_attr(self, a.attr, c.func->begin()); // raises AttributeError
     }
     Value fn = get_attr(self, a, c.func->begin());
-    CallArgs args;
-    build_args(c, args);
-    return call(fn, args, c.begin());
+    PooledArgs pooled(c, in_.spare_positional_, in_.spare_keywords_);
+    build_args(c, pooled.args);
+    return call(fn, pooled.args, c.begin());
   }
   Value fn = eval(*c.func);
-  CallArgs args;
-  build_args(c, args);
-  return call(fn, args, c.begin());
+  PooledArgs pooled(c, in_.spare_positional_, in_.spare_keywords_);
+  build_args(c, pooled.args);
+  return call(fn, pooled.args, c.begin());
 }
 
 Value Evaluator::call(const Value &callee, CallArgs &args, SourceLoc loc) {
@@ -1749,6 +1786,8 @@ Interpreter::Interpreter(const SourceManager &sources, InterpreterLimits limits,
     : sources_(sources), limits_(limits), resolver_(std::move(resolver)), builtins_(std::make_shared<Scope>()) {
   detail::install_builtins(*this, *builtins_);
   math_ = detail::make_math_module(*this);
+  spare_positional_.reserve(64);
+  spare_keywords_.reserve(64);
 }
 
 Interpreter::~Interpreter() {

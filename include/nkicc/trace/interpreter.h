@@ -332,6 +332,10 @@ private:
   std::uint64_t steps_ = 0;
   SourceLoc current_loc_;
   std::function<void(const std::string &)> print_;
+  /// Argument vectors of finished calls, emptied, kept for their capacity (bounded by the
+  /// capacity reserved at construction, so returning one never allocates).
+  std::vector<std::vector<Value>> spare_positional_;
+  std::vector<std::vector<std::pair<std::string, Value>>> spare_keywords_;
 };
 
 } // namespace nkicc::trace
