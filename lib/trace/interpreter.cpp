@@ -508,7 +508,8 @@ void Scope::add_slots(const std::vector<Symbol> &symbols) {
   for (Symbol symbol : symbols)
     entries_.push_back(Entry{symbol, false, Value()});
   slots_ = symbols.size();
-  rebuild_index();
+  if (entries_.size() >= kScopeIndexFrom)
+    rebuild_index();
 }
 void Scope::set(std::string_view name, Value value) { set(Symbol::intern(name), std::move(value)); }
 void Scope::set(Symbol name, Value value) {
@@ -529,6 +530,12 @@ void Scope::set(Symbol name, Value value) {
       index_[h] = static_cast<std::uint32_t>(entries_.size());
     }
   }
+}
+void Scope::reset(std::shared_ptr<Scope> parent) {
+  entries_.clear();
+  index_.clear();
+  slots_ = 0;
+  parent_ = std::move(parent);
 }
 void Scope::clear() {
   auto entries = std::move(entries_);
@@ -1192,7 +1199,27 @@ Value Evaluator::call_function(FunctionObject &fn, CallArgs &args) {
   const FunctionInfo &info = *fn.info;
   if (in_.function_frames_ >= in_.limits_.max_call_depth)
     raise_python("RecursionError", "maximum recursion depth exceeded");
-  auto scope = std::make_shared<Scope>(fn.closure);
+  // The call's scope: a spare one when there is one. When the call is done and nothing else
+  // holds the scope (no closure made here), it is reset and kept for the next call.
+  struct Lease {
+    Interpreter &in;
+    std::shared_ptr<Scope> scope;
+    bool reusable;
+    ~Lease() {
+      if (reusable && scope.use_count() == 1 && in.spare_scopes_.size() < in.spare_scopes_.capacity()) {
+        scope->reset(nullptr);
+        in.spare_scopes_.push_back(std::move(scope));
+      }
+    }
+  } lease{in_, nullptr, !info.defines_functions};
+  if (!in_.spare_scopes_.empty()) {
+    lease.scope = std::move(in_.spare_scopes_.back());
+    in_.spare_scopes_.pop_back();
+    lease.scope->reset(fn.closure);
+  } else {
+    lease.scope = std::make_shared<Scope>(fn.closure);
+  }
+  const std::shared_ptr<Scope> &scope = lease.scope;
   Scope &locals = *scope;
   locals.add_slots(info.locals);
   auto bind = [&locals](const FunctionInfo::Param &p, Value value) {
@@ -1314,7 +1341,6 @@ Value Evaluator::call_function(FunctionObject &fn, CallArgs &args) {
   struct Enter {
     Interpreter &in;
     InterpFrame *saved;
-    std::vector<LoopKind> loops;
     Enter(Interpreter &i, InterpFrame *f, const FunctionObject &fn) : in(i), saved(i.frame_) {
       if (in.function_frames_ == 0)
         in.kernel_name_ = std::string(fn.name);
@@ -1788,6 +1814,7 @@ Interpreter::Interpreter(const SourceManager &sources, InterpreterLimits limits,
   math_ = detail::make_math_module(*this);
   spare_positional_.reserve(64);
   spare_keywords_.reserve(64);
+  spare_scopes_.reserve(64);
 }
 
 Interpreter::~Interpreter() {

@@ -42,6 +42,9 @@ public:
   bool erase(python::Symbol name);
   /// Drops every binding (the interpreter breaks reference cycles with it).
   void clear();
+  /// Drops every binding and slot, keeping the storage, and takes a new parent: a finished
+  /// call's scope that nothing else holds serves the next call.
+  void reset(std::shared_ptr<Scope> parent);
   const std::shared_ptr<Scope> &parent() const { return parent_; }
   /// The entries in the order they were first made (slots first); skip those not bound.
   const std::vector<Entry> &entries() const { return entries_; }
@@ -336,6 +339,8 @@ private:
   /// capacity reserved at construction, so returning one never allocates).
   std::vector<std::vector<Value>> spare_positional_;
   std::vector<std::vector<std::pair<std::string, Value>>> spare_keywords_;
+  /// Scopes of finished calls that nothing else held, reset (bounded the same way).
+  std::vector<std::shared_ptr<Scope>> spare_scopes_;
 };
 
 } // namespace nkicc::trace
