@@ -744,6 +744,7 @@ Value Evaluator::eval_subscript_key(const Expr &slice) {
   }
   if (slice.kind == ExprKind::Tuple) {
     std::vector<Value> items;
+    items.reserve(slice.as<TupleExpr>().elts.size());
     for (const Expr *x : slice.as<TupleExpr>().elts)
       items.push_back(eval_subscript_key(*x));
     return Value::tuple(std::move(items));
