@@ -633,6 +633,19 @@ private:
 };
 
 Value Evaluator::eval(const Expr &e) {
+  // Leaves that cannot fail without a location of their own skip the depth bookkeeping (which
+  // they leave unchanged) and the handler that locates errors.
+  if (in_.expr_depth_ < 3000) {
+    if (e.kind == ExprKind::Name)
+      return lookup(e.as<NameExpr>());
+    if (e.kind == ExprKind::Constant) {
+      const auto &c = e.as<ConstantExpr>();
+      if (c.value_kind == ConstantKind::Int && !c.int_overflow)
+        return Value::integer(c.int_value);
+      if (c.value_kind == ConstantKind::None)
+        return Value();
+    }
+  }
   if (++in_.expr_depth_ > 3000) {
     --in_.expr_depth_;
     raise_python("RecursionError", "maximum recursion depth exceeded during evaluation of a nested expression",
