@@ -172,6 +172,8 @@ class SlotAnnotator {
 public:
   explicit SlotAnnotator(const FunctionInfo &info) : info_(info) {}
 
+  bool saw_lambda = false; ///< the code makes a lambda, which closes over the call's scope
+
   void expr(const Expr *e) {
     if (!e)
       return;
@@ -192,6 +194,7 @@ public:
       break;
     case ExprKind::Lambda:
       defaults(e->as<LambdaExpr>().args);
+      saw_lambda = true;
       break;
     case ExprKind::IfExp:
       expr(e->as<IfExpExpr>().test);
@@ -430,6 +433,9 @@ std::shared_ptr<FunctionInfo> analyze(const Arguments *params, const FunctionDef
   if (def)
     annotate.block(def->body);
   annotate.expr(lambda_body);
+  // A lambda closes over the call's scope as a nested def does: the scope may be in a cycle.
+  if (annotate.saw_lambda)
+    info->defines_functions = true;
   return info;
 }
 
