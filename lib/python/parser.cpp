@@ -1341,6 +1341,7 @@ Expr *Parser::parse_named_expression() {
     const Token &name = advance();
     auto *target = node<NameExpr>(name.begin, name.end);
     target->id = intern(tok_text(name));
+    target->symbol = Symbol::intern(target->id);
     target->ctx = ExprContext::Store;
     advance();
     auto *n = node<NamedExpr>(name.begin, 0);
@@ -1603,6 +1604,7 @@ Expr *Parser::parse_primary() {
       auto *a = node<AttributeExpr>(begin, name.end);
       a->value = e;
       a->attr = intern(tok_text(name));
+      a->attr_symbol = Symbol::intern(a->attr);
       e = a;
       break;
     }
@@ -1809,6 +1811,7 @@ Expr *Parser::parse_atom() {
     advance();
     auto *n = node<NameExpr>(t.begin, t.end);
     n->id = intern(tok_text(t));
+    n->symbol = Symbol::intern(n->id);
     return n;
   }
   case TK::Number:

@@ -5,7 +5,9 @@
 #include "nkicc/trace/interpreter.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
+#include <typeinfo>
 
 namespace nkicc::trace {
 
@@ -14,17 +16,24 @@ using K = Value::Kind;
 
 /// Facts about one function, computed once per `def` node.
 struct FunctionInfo {
-  std::vector<std::string_view> locals; ///< assigned anywhere in the body, and the parameters
-  std::vector<std::string_view> globals;
-  std::vector<std::string_view> nonlocals;
-  std::vector<std::string_view> positional; ///< posonlyargs then args
+  /// A parameter: its name for keyword matching and messages, its symbol for binding.
+  struct Param {
+    std::string_view name;
+    Symbol symbol;
+    std::int32_t slot = -1; ///< index in `locals`; -1 when not a local (declared global)
+  };
+  const void *key = nullptr;  ///< the def or lambda node: NameExpr::slot_owner
+  std::vector<Symbol> locals; ///< assigned anywhere in the body, and the parameters
+  std::vector<Symbol> globals;
+  std::vector<Symbol> nonlocals;
+  std::vector<Param> positional; ///< posonlyargs then args
   std::size_t posonly = 0;
-  std::vector<std::string_view> kwonly;
-  std::string_view vararg, kwarg;
+  std::vector<Param> kwonly;
+  Param vararg, kwarg;
   bool has_vararg = false, has_kwarg = false;
   bool defines_functions = false; ///< the scope may be closed over
 
-  static bool has(const std::vector<std::string_view> &names, std::string_view name) {
+  static bool has(const std::vector<Symbol> &names, Symbol name) {
     return std::find(names.begin(), names.end(), name) != names.end();
   }
 };
@@ -44,17 +53,18 @@ struct InterpFrame {
 
 namespace {
 
-void add_unique(std::vector<std::string_view> &names, std::string_view name) {
+void add_unique(std::vector<Symbol> &names, Symbol name) {
   if (!FunctionInfo::has(names, name))
     names.push_back(name);
 }
+void add_unique(std::vector<Symbol> &names, std::string_view name) { add_unique(names, Symbol::intern(name)); }
 
-void collect_targets(const Expr *e, std::vector<std::string_view> &out) {
+void collect_targets(const Expr *e, std::vector<Symbol> &out) {
   if (!e)
     return;
   switch (e->kind) {
   case ExprKind::Name:
-    add_unique(out, e->as<NameExpr>().id);
+    add_unique(out, e->as<NameExpr>().symbol);
     break;
   case ExprKind::Tuple:
     for (const Expr *x : e->as<TupleExpr>().elts)
@@ -72,7 +82,7 @@ void collect_targets(const Expr *e, std::vector<std::string_view> &out) {
   }
 }
 
-void collect_block(StmtList body, FunctionInfo &info, std::vector<std::string_view> &assigned) {
+void collect_block(StmtList body, FunctionInfo &info, std::vector<Symbol> &assigned) {
   for (const Stmt *s : body) {
     switch (s->kind) {
     case StmtKind::FunctionDef:
@@ -151,45 +161,305 @@ void collect_block(StmtList body, FunctionInfo &info, std::vector<std::string_vi
   }
 }
 
-std::shared_ptr<FunctionInfo> analyze(const Arguments *params, const FunctionDefStmt *def) {
+std::int32_t slot_of(const FunctionInfo &info, Symbol name) {
+  auto it = std::find(info.locals.begin(), info.locals.end(), name);
+  return it == info.locals.end() ? -1 : static_cast<std::int32_t>(it - info.locals.begin());
+}
+
+/// Records on every Name of a function's own code (not of nested defs and lambdas, whose
+/// defaults and decorators are its own) the name's slot among the function's locals.
+class SlotAnnotator {
+public:
+  explicit SlotAnnotator(const FunctionInfo &info) : info_(info) {}
+
+  bool saw_lambda = false; ///< the code makes a lambda, which closes over the call's scope
+
+  void expr(const Expr *e) {
+    if (!e)
+      return;
+    switch (e->kind) {
+    case ExprKind::BoolOp:
+      exprs(e->as<BoolOpExpr>().values);
+      break;
+    case ExprKind::NamedExpr:
+      expr(e->as<NamedExpr>().target);
+      expr(e->as<NamedExpr>().value);
+      break;
+    case ExprKind::BinOp:
+      expr(e->as<BinOpExpr>().left);
+      expr(e->as<BinOpExpr>().right);
+      break;
+    case ExprKind::UnaryOp:
+      expr(e->as<UnaryOpExpr>().operand);
+      break;
+    case ExprKind::Lambda:
+      defaults(e->as<LambdaExpr>().args);
+      saw_lambda = true;
+      break;
+    case ExprKind::IfExp:
+      expr(e->as<IfExpExpr>().test);
+      expr(e->as<IfExpExpr>().body);
+      expr(e->as<IfExpExpr>().orelse);
+      break;
+    case ExprKind::Dict:
+      exprs(e->as<DictExpr>().keys);
+      exprs(e->as<DictExpr>().values);
+      break;
+    case ExprKind::Set:
+      exprs(e->as<SetExpr>().elts);
+      break;
+    case ExprKind::ListComp:
+    case ExprKind::SetComp:
+    case ExprKind::GeneratorExp: {
+      const auto &c = static_cast<const ComprehensionExpr &>(*e);
+      expr(c.elt);
+      generators(c.generators);
+      break;
+    }
+    case ExprKind::DictComp:
+      expr(e->as<DictCompExpr>().key);
+      expr(e->as<DictCompExpr>().value);
+      generators(e->as<DictCompExpr>().generators);
+      break;
+    case ExprKind::Await:
+      expr(e->as<AwaitExpr>().value);
+      break;
+    case ExprKind::Yield:
+      expr(e->as<YieldExpr>().value);
+      break;
+    case ExprKind::YieldFrom:
+      expr(e->as<YieldFromExpr>().value);
+      break;
+    case ExprKind::Compare:
+      expr(e->as<CompareExpr>().left);
+      exprs(e->as<CompareExpr>().comparators);
+      break;
+    case ExprKind::Call:
+      expr(e->as<CallExpr>().func);
+      exprs(e->as<CallExpr>().args);
+      for (const Keyword *kw : e->as<CallExpr>().keywords)
+        expr(kw->value);
+      break;
+    case ExprKind::FormattedValue:
+      expr(e->as<FormattedValueExpr>().value);
+      expr(e->as<FormattedValueExpr>().format_spec);
+      break;
+    case ExprKind::JoinedStr:
+      exprs(e->as<JoinedStrExpr>().values);
+      break;
+    case ExprKind::Constant:
+      break;
+    case ExprKind::Attribute:
+      expr(e->as<AttributeExpr>().value);
+      break;
+    case ExprKind::Subscript:
+      expr(e->as<SubscriptExpr>().value);
+      expr(e->as<SubscriptExpr>().slice);
+      break;
+    case ExprKind::Starred:
+      expr(e->as<StarredExpr>().value);
+      break;
+    case ExprKind::Name: {
+      const auto &n = e->as<NameExpr>();
+      n.slot = slot_of(info_, n.symbol);
+      n.slot_owner = info_.key;
+      break;
+    }
+    case ExprKind::List:
+      exprs(e->as<ListExpr>().elts);
+      break;
+    case ExprKind::Tuple:
+      exprs(e->as<TupleExpr>().elts);
+      break;
+    case ExprKind::Slice:
+      expr(e->as<SliceExpr>().lower);
+      expr(e->as<SliceExpr>().upper);
+      expr(e->as<SliceExpr>().step);
+      break;
+    }
+  }
+
+  void block(StmtList body) {
+    for (const Stmt *s : body)
+      stmt(*s);
+  }
+
+private:
+  const FunctionInfo &info_;
+
+  void exprs(ExprList list) {
+    for (const Expr *e : list)
+      expr(e);
+  }
+  void defaults(const Arguments *params) {
+    if (!params)
+      return;
+    exprs(params->defaults);
+    exprs(params->kw_defaults);
+  }
+  void generators(NodeList<Comprehension> gens) {
+    for (const Comprehension *g : gens) {
+      expr(g->target);
+      expr(g->iter);
+      exprs(g->ifs);
+    }
+  }
+  void stmt(const Stmt &s) {
+    switch (s.kind) {
+    case StmtKind::FunctionDef:
+      exprs(s.as<FunctionDefStmt>().decorators);
+      defaults(s.as<FunctionDefStmt>().args);
+      break;
+    case StmtKind::ClassDef:
+      break;
+    case StmtKind::Return:
+      expr(s.as<ReturnStmt>().value);
+      break;
+    case StmtKind::Delete:
+      exprs(s.as<DeleteStmt>().targets);
+      break;
+    case StmtKind::Assign:
+      exprs(s.as<AssignStmt>().targets);
+      expr(s.as<AssignStmt>().value);
+      break;
+    case StmtKind::AugAssign:
+      expr(s.as<AugAssignStmt>().target);
+      expr(s.as<AugAssignStmt>().value);
+      break;
+    case StmtKind::AnnAssign:
+      expr(s.as<AnnAssignStmt>().target);
+      expr(s.as<AnnAssignStmt>().value);
+      break;
+    case StmtKind::For:
+      expr(s.as<ForStmt>().target);
+      expr(s.as<ForStmt>().iter);
+      block(s.as<ForStmt>().body);
+      block(s.as<ForStmt>().orelse);
+      break;
+    case StmtKind::While:
+      expr(s.as<WhileStmt>().test);
+      block(s.as<WhileStmt>().body);
+      block(s.as<WhileStmt>().orelse);
+      break;
+    case StmtKind::If:
+      expr(s.as<IfStmt>().test);
+      block(s.as<IfStmt>().body);
+      block(s.as<IfStmt>().orelse);
+      break;
+    case StmtKind::With:
+      for (const WithItem *item : s.as<WithStmt>().items) {
+        expr(item->context_expr);
+        expr(item->optional_vars);
+      }
+      block(s.as<WithStmt>().body);
+      break;
+    case StmtKind::Raise:
+      expr(s.as<RaiseStmt>().exc);
+      expr(s.as<RaiseStmt>().cause);
+      break;
+    case StmtKind::Try:
+      block(s.as<TryStmt>().body);
+      for (const ExceptHandler *h : s.as<TryStmt>().handlers) {
+        expr(h->type);
+        block(h->body);
+      }
+      block(s.as<TryStmt>().orelse);
+      block(s.as<TryStmt>().finalbody);
+      break;
+    case StmtKind::Assert:
+      expr(s.as<AssertStmt>().test);
+      expr(s.as<AssertStmt>().msg);
+      break;
+    case StmtKind::Expr:
+      expr(s.as<ExprStmt>().value);
+      break;
+    case StmtKind::Import:
+    case StmtKind::ImportFrom:
+    case StmtKind::Global:
+    case StmtKind::Nonlocal:
+    case StmtKind::Pass:
+    case StmtKind::Break:
+    case StmtKind::Continue:
+      break;
+    }
+  }
+};
+
+std::shared_ptr<FunctionInfo> analyze(const Arguments *params, const FunctionDefStmt *def, const Expr *lambda_body,
+                                      const void *key) {
   auto info = std::make_shared<FunctionInfo>();
-  std::vector<std::string_view> assigned;
+  info->key = key;
+  std::vector<Symbol> assigned;
+  auto param = [](const Arg *a) { return FunctionInfo::Param{a->name, Symbol::intern(a->name)}; };
   if (params) {
     for (const Arg *a : params->posonlyargs)
-      info->positional.push_back(a->name);
+      info->positional.push_back(param(a));
     info->posonly = params->posonlyargs.size();
     for (const Arg *a : params->args)
-      info->positional.push_back(a->name);
+      info->positional.push_back(param(a));
     for (const Arg *a : params->kwonlyargs)
-      info->kwonly.push_back(a->name);
+      info->kwonly.push_back(param(a));
     if (params->vararg) {
       info->has_vararg = true;
-      info->vararg = params->vararg->name;
+      info->vararg = param(params->vararg);
     }
     if (params->kwarg) {
       info->has_kwarg = true;
-      info->kwarg = params->kwarg->name;
+      info->kwarg = param(params->kwarg);
     }
   }
-  for (std::string_view n : info->positional)
-    add_unique(assigned, n);
-  for (std::string_view n : info->kwonly)
-    add_unique(assigned, n);
+  for (const FunctionInfo::Param &p : info->positional)
+    add_unique(assigned, p.symbol);
+  for (const FunctionInfo::Param &p : info->kwonly)
+    add_unique(assigned, p.symbol);
   if (info->has_vararg)
-    add_unique(assigned, info->vararg);
+    add_unique(assigned, info->vararg.symbol);
   if (info->has_kwarg)
-    add_unique(assigned, info->kwarg);
+    add_unique(assigned, info->kwarg.symbol);
   if (def)
     collect_block(def->body, *info, assigned);
   else
     info->defines_functions = true; // a lambda body may hold lambdas; cheap to assume
-  for (std::string_view n : assigned)
+  for (Symbol n : assigned)
     if (!FunctionInfo::has(info->globals, n) && !FunctionInfo::has(info->nonlocals, n))
       info->locals.push_back(n);
+  for (FunctionInfo::Param &p : info->positional)
+    p.slot = slot_of(*info, p.symbol);
+  for (FunctionInfo::Param &p : info->kwonly)
+    p.slot = slot_of(*info, p.symbol);
+  info->vararg.slot = info->has_vararg ? slot_of(*info, info->vararg.symbol) : -1;
+  info->kwarg.slot = info->has_kwarg ? slot_of(*info, info->kwarg.symbol) : -1;
+  SlotAnnotator annotate(*info);
+  if (def)
+    annotate.block(def->body);
+  annotate.expr(lambda_body);
+  // A lambda closes over the call's scope as a nested def does: the scope may be in a cycle.
+  if (annotate.saw_lambda)
+    info->defines_functions = true;
   return info;
 }
 
 enum class Flow { Normal, Break, Continue, Return };
+
+/// The Object if its type is exactly T (not a subclass, which may override T's behaviour).
+template <class T> T *exactly(const Value &v) {
+  Object *obj = v.object();
+  return obj && &typeid(*obj) == &typeid(T) ? static_cast<T *>(obj) : nullptr;
+}
+
+/// One flag per parameter of a call, without a heap allocation for the usual few.
+class Flags {
+public:
+  explicit Flags(std::size_t n) {
+    if (n > small_.size())
+      heap_ = std::make_unique<bool[]>(n);
+  }
+  bool &operator[](std::size_t k) { return heap_ ? heap_[k] : small_[k]; }
+
+private:
+  std::array<bool, 16> small_{};
+  std::unique_ptr<bool[]> heap_;
+};
 
 std::string join_names(const std::vector<std::string_view> &names) {
   std::string out;
@@ -205,29 +475,97 @@ std::string join_names(const std::vector<std::string_view> &names) {
 
 // ---- Scope --------------------------------------------------------------------------------------
 
-Value *Scope::find_local(std::string_view name) {
-  for (auto &entry : entries_)
-    if (entry.first.size() == name.size() && entry.first == name)
-      return &entry.second;
-  return nullptr;
+namespace {
+constexpr std::size_t kScopeIndexFrom = 12; ///< entries before a scope keeps a hash index
 }
-void Scope::set(std::string_view name, Value value) {
-  if (Value *slot = find_local(name))
-    *slot = std::move(value);
-  else
-    entries_.emplace_back(std::string(name), std::move(value));
+
+Value *Scope::find_local(std::string_view name) {
+  std::optional<Symbol> symbol = Symbol::find(name);
+  return symbol ? find_local(*symbol) : nullptr;
+}
+Scope::Entry *Scope::find_indexed(Symbol name) {
+  std::size_t mask = index_.size() - 1;
+  for (std::size_t h = name.id() & mask;; h = (h + 1) & mask) {
+    std::uint32_t slot = index_[h];
+    if (!slot)
+      return nullptr;
+    if (entries_[slot - 1].symbol == name)
+      return &entries_[slot - 1];
+  }
+}
+void Scope::rebuild_index() {
+  index_.clear();
+  if (entries_.size() < kScopeIndexFrom)
+    return;
+  std::size_t capacity = 32;
+  while (capacity < entries_.size() * 2)
+    capacity *= 2;
+  index_.assign(capacity, 0);
+  std::size_t mask = capacity - 1;
+  for (std::size_t k = 0; k < entries_.size(); ++k) {
+    std::size_t h = entries_[k].symbol.id() & mask;
+    while (index_[h])
+      h = (h + 1) & mask;
+    index_[h] = static_cast<std::uint32_t>(k + 1);
+  }
+}
+void Scope::add_slots(const std::vector<Symbol> &symbols) {
+  entries_.reserve(symbols.size());
+  for (Symbol symbol : symbols)
+    entries_.push_back(Entry{symbol, false, Value()});
+  slots_ = symbols.size();
+  if (entries_.size() >= kScopeIndexFrom)
+    rebuild_index();
+}
+void Scope::set(std::string_view name, Value value) { set(Symbol::intern(name), std::move(value)); }
+void Scope::set(Symbol name, Value value) {
+  if (Entry *entry = find_entry(name)) {
+    entry->value = std::move(value);
+    entry->bound = true;
+    return;
+  }
+  entries_.push_back(Entry{name, true, std::move(value)});
+  if (entries_.size() >= kScopeIndexFrom) {
+    if (entries_.size() * 2 > index_.size()) {
+      rebuild_index();
+    } else {
+      std::size_t mask = index_.size() - 1;
+      std::size_t h = name.id() & mask;
+      while (index_[h])
+        h = (h + 1) & mask;
+      index_[h] = static_cast<std::uint32_t>(entries_.size());
+    }
+  }
+}
+void Scope::reset(std::shared_ptr<Scope> parent) {
+  entries_.clear();
+  index_.clear();
+  slots_ = 0;
+  parent_ = std::move(parent);
 }
 void Scope::clear() {
   auto entries = std::move(entries_);
   entries_.clear();
+  index_.clear();
+  slots_ = 0;
 }
 bool Scope::erase(std::string_view name) {
-  for (auto it = entries_.begin(); it != entries_.end(); ++it)
-    if (it->first == name) {
-      entries_.erase(it);
-      return true;
-    }
-  return false;
+  std::optional<Symbol> symbol = Symbol::find(name);
+  return symbol && erase(*symbol);
+}
+bool Scope::erase(Symbol name) {
+  Entry *entry = find_entry(name);
+  if (!entry || !entry->bound)
+    return false;
+  auto k = static_cast<std::size_t>(entry - entries_.data());
+  if (k < slots_) {
+    entry->bound = false;
+    entry->value = Value();
+    return true;
+  }
+  entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(k));
+  rebuild_index();
+  return true;
 }
 
 std::optional<Value> ModuleObject::get_attr(Interpreter &, std::string_view name) {
@@ -280,7 +618,10 @@ private:
 
   Value eval_inner(const Expr &e);
   Value lookup(const NameExpr &n);
-  void store(std::string_view name, Value v);
+  void store(Symbol name, Value v);
+  void store_name(const NameExpr &n, Value v);
+  void store(std::string_view name, Value v) { store(Symbol::intern(name), std::move(v)); }
+  Value get_attr(const Value &v, const AttributeExpr &a, SourceLoc loc);
   void assign(const Expr &target, Value v);
   Value eval_subscript_key(const Expr &slice);
   Value eval_call(const CallExpr &c);
@@ -298,6 +639,19 @@ private:
 };
 
 Value Evaluator::eval(const Expr &e) {
+  // Leaves that cannot fail without a location of their own skip the depth bookkeeping (which
+  // they leave unchanged) and the handler that locates errors.
+  if (in_.expr_depth_ < 3000) {
+    if (e.kind == ExprKind::Name)
+      return lookup(e.as<NameExpr>());
+    if (e.kind == ExprKind::Constant) {
+      const auto &c = e.as<ConstantExpr>();
+      if (c.value_kind == ConstantKind::Int && !c.int_overflow)
+        return Value::integer(c.int_value);
+      if (c.value_kind == ConstantKind::None)
+        return Value();
+    }
+  }
   if (++in_.expr_depth_ > 3000) {
     --in_.expr_depth_;
     raise_python("RecursionError", "maximum recursion depth exceeded during evaluation of a nested expression",
@@ -316,20 +670,39 @@ Value Evaluator::eval(const Expr &e) {
   }
 }
 
+Value Evaluator::get_attr(const Value &v, const AttributeExpr &a, SourceLoc loc) {
+  // A plain module's attribute is its global (ModuleObject::get_attr), found by symbol.
+  if (auto *module = exactly<ModuleObject>(v))
+    if (Value *global = module->globals().find_local(a.attr_symbol))
+      return *global;
+  return in_.get_attr(v, a.attr, loc);
+}
+
 Value Evaluator::lookup(const NameExpr &n) {
-  std::string_view name = n.id;
+  Symbol name = n.symbol;
   InterpFrame *f = in_.frame_;
-  for (;;) {
+  while (f->comp_outer) {
     if (Value *v = f->locals->find_local(name))
       return *v;
-    if (!f->comp_outer)
-      break;
     f = f->comp_outer;
   }
+  // In its own function, a Name knows whether it is a local, and the local's slot.
+  bool resolved = f->info && n.slot_owner == f->info->key;
+  if (resolved) {
+    if (n.slot >= 0) {
+      Scope::Entry &entry = f->locals->slot(static_cast<std::size_t>(n.slot));
+      if (entry.bound)
+        return entry.value;
+    } else if (Value *v = f->locals->find_unslotted(name)) {
+      return *v;
+    }
+  } else if (Value *v = f->locals->find_local(name)) {
+    return *v;
+  }
   if (f->info) {
-    if (FunctionInfo::has(f->info->locals, name))
+    if (resolved ? n.slot >= 0 : FunctionInfo::has(f->info->locals, name))
       raise_python("UnboundLocalError",
-                   "cannot access local variable '" + std::string(name) + "' where it is not associated with a value",
+                   "cannot access local variable '" + std::string(n.id) + "' where it is not associated with a value",
                    n.begin());
     if (!FunctionInfo::has(f->info->globals, name))
       for (Scope *s = f->locals->parent().get(); s; s = s->parent().get())
@@ -340,10 +713,17 @@ Value Evaluator::lookup(const NameExpr &n) {
   }
   if (Value *v = in_.builtins_->find_local(name))
     return *v;
-  raise_python("NameError", "name '" + std::string(name) + "' is not defined", n.begin());
+  raise_python("NameError", "name '" + std::string(n.id) + "' is not defined", n.begin());
 }
 
-void Evaluator::store(std::string_view name, Value v) {
+void Evaluator::store_name(const NameExpr &n, Value v) {
+  InterpFrame &f = frame();
+  if (n.slot >= 0 && f.info && n.slot_owner == f.info->key)
+    return f.locals->bind_slot(static_cast<std::size_t>(n.slot), std::move(v));
+  store(n.symbol, std::move(v));
+}
+
+void Evaluator::store(Symbol name, Value v) {
   InterpFrame &f = frame();
   if (f.info && !f.comp_outer) {
     if (!f.info->globals.empty() && FunctionInfo::has(f.info->globals, name))
@@ -383,6 +763,7 @@ Value Evaluator::eval_subscript_key(const Expr &slice) {
   }
   if (slice.kind == ExprKind::Tuple) {
     std::vector<Value> items;
+    items.reserve(slice.as<TupleExpr>().elts.size());
     for (const Expr *x : slice.as<TupleExpr>().elts)
       items.push_back(eval_subscript_key(*x));
     return Value::tuple(std::move(items));
@@ -530,7 +911,7 @@ Value Evaluator::eval_inner(const Expr &e) {
   case ExprKind::Attribute: {
     const auto &a = e.as<AttributeExpr>();
     Value v = eval(*a.value);
-    return in_.get_attr(v, a.attr, e.begin());
+    return get_attr(v, a, e.begin());
   }
   case ExprKind::Subscript: {
     const auto &s = e.as<SubscriptExpr>();
@@ -702,7 +1083,7 @@ Value Evaluator::make_function(const Arguments *params, const FunctionDefStmt *d
   fn->lambda_body = lambda_body;
   auto &cached = in_.function_infos_[key];
   if (!cached)
-    cached = analyze(params, def);
+    cached = analyze(params, def, lambda_body, key);
   fn->info = cached;
   InterpFrame &f = frame();
   InterpFrame *owner = &f;
@@ -751,13 +1132,50 @@ void Evaluator::build_args(const CallExpr &c, CallArgs &args) {
   }
 }
 
+namespace {
+/// A call's arguments, whose vectors come from the interpreter's spares and go back to them
+/// (emptied) when the call is done, so that a call does not allocate them.
+class PooledArgs {
+public:
+  PooledArgs(const CallExpr &c, std::vector<std::vector<Value>> &positional,
+             std::vector<std::vector<std::pair<std::string, Value>>> &keywords)
+      : positional_(positional), keywords_(keywords) {
+    if (!c.args.empty() && !positional.empty()) {
+      args.positional = std::move(positional.back());
+      positional.pop_back();
+    }
+    if (!c.keywords.empty() && !keywords.empty()) {
+      args.keywords = std::move(keywords.back());
+      keywords.pop_back();
+    }
+  }
+  ~PooledArgs() {
+    args.positional.clear();
+    args.keywords.clear();
+    if (args.positional.capacity() && positional_.size() < positional_.capacity())
+      positional_.push_back(std::move(args.positional));
+    if (args.keywords.capacity() && keywords_.size() < keywords_.capacity())
+      keywords_.push_back(std::move(args.keywords));
+  }
+  PooledArgs(const PooledArgs &) = delete;
+  PooledArgs &operator=(const PooledArgs &) = delete;
+
+  CallArgs args;
+
+private:
+  std::vector<std::vector<Value>> &positional_;
+  std::vector<std::vector<std::pair<std::string, Value>>> &keywords_;
+};
+} // namespace
+
 Value Evaluator::eval_call(const CallExpr &c) {
   // `lst.append(x)` on a built-in value calls the method without making a bound object.
   if (c.func->kind == ExprKind::Attribute) {
     const auto &a = c.func->as<AttributeExpr>();
     Value self = eval(*a.value);
     if (self.kind != Value::Kind::Object && self.kind != Value::Kind::None) {
-      CallArgs args;
+      PooledArgs pooled(c, in_.spare_positional_, in_.spare_keywords_);
+      CallArgs &args = pooled.args;
       build_args(c, args);
       step(c.begin());
       SourceLoc saved = in_.current_loc_;
@@ -768,15 +1186,15 @@ Value Evaluator::eval_call(const CallExpr &c) {
         return std::move(*out);
       in_.get_attr(self, a.attr, c.func->begin()); // raises AttributeError
     }
-    Value fn = in_.get_attr(self, a.attr, c.func->begin());
-    CallArgs args;
-    build_args(c, args);
-    return call(fn, args, c.begin());
+    Value fn = get_attr(self, a, c.func->begin());
+    PooledArgs pooled(c, in_.spare_positional_, in_.spare_keywords_);
+    build_args(c, pooled.args);
+    return call(fn, pooled.args, c.begin());
   }
   Value fn = eval(*c.func);
-  CallArgs args;
-  build_args(c, args);
-  return call(fn, args, c.begin());
+  PooledArgs pooled(c, in_.spare_positional_, in_.spare_keywords_);
+  build_args(c, pooled.args);
+  return call(fn, pooled.args, c.begin());
 }
 
 Value Evaluator::call(const Value &callee, CallArgs &args, SourceLoc loc) {
@@ -792,7 +1210,7 @@ Value Evaluator::call(const Value &callee, CallArgs &args, SourceLoc loc) {
   Object *obj = callee.object();
   if (!obj)
     raise_python("TypeError", "'" + std::string(type_name(callee)) + "' object is not callable");
-  if (auto *fn = dynamic_cast<FunctionObject *>(obj))
+  if (auto *fn = exactly<FunctionObject>(callee))
     return call_function(*fn, args);
   return obj->call(in_, args);
 }
@@ -801,43 +1219,70 @@ Value Evaluator::call_function(FunctionObject &fn, CallArgs &args) {
   const FunctionInfo &info = *fn.info;
   if (in_.function_frames_ >= in_.limits_.max_call_depth)
     raise_python("RecursionError", "maximum recursion depth exceeded");
-  auto scope = std::make_shared<Scope>(fn.closure);
+  // The call's scope: a spare one when there is one. When the call is done and nothing else
+  // holds the scope (no closure made here), it is reset and kept for the next call.
+  struct Lease {
+    Interpreter &in;
+    std::shared_ptr<Scope> scope;
+    bool reusable;
+    ~Lease() {
+      if (reusable && scope.use_count() == 1 && in.spare_scopes_.size() < in.spare_scopes_.capacity()) {
+        scope->reset(nullptr);
+        in.spare_scopes_.push_back(std::move(scope));
+      }
+    }
+  } lease{in_, nullptr, !info.defines_functions};
+  if (!in_.spare_scopes_.empty()) {
+    lease.scope = std::move(in_.spare_scopes_.back());
+    in_.spare_scopes_.pop_back();
+    lease.scope->reset(fn.closure);
+  } else {
+    lease.scope = std::make_shared<Scope>(fn.closure);
+  }
+  const std::shared_ptr<Scope> &scope = lease.scope;
   Scope &locals = *scope;
+  locals.add_slots(info.locals);
+  auto bind = [&locals](const FunctionInfo::Param &p, Value value) {
+    if (p.slot >= 0)
+      locals.bind_slot(static_cast<std::size_t>(p.slot), std::move(value));
+    else
+      locals.set(p.symbol, std::move(value));
+  };
   const std::string &qn = fn.qualname;
   // Python's argument binding (CPython's initialize_locals), with its messages.
   std::size_t npos = info.positional.size();
   std::size_t given = args.positional.size();
-  std::vector<bool> bound(npos, false);
+  Flags bound(npos);
   for (std::size_t k = 0; k < std::min(given, npos); ++k) {
-    locals.set(info.positional[k], args.positional[k]);
+    bind(info.positional[k], args.positional[k]);
     bound[k] = true;
   }
   if (info.has_vararg) {
     std::vector<Value> rest;
     if (given > npos)
       rest.assign(args.positional.begin() + static_cast<std::ptrdiff_t>(npos), args.positional.end());
-    locals.set(info.vararg, Value::tuple(std::move(rest)));
+    bind(info.vararg, Value::tuple(std::move(rest)));
   }
   Value kwargs = info.has_kwarg ? Value::dict() : Value();
-  std::vector<bool> kw_bound(info.kwonly.size(), false);
+  Flags kw_bound(info.kwonly.size());
   std::vector<std::string_view> posonly_as_kw;
   for (const auto &[name, value] : args.keywords) {
     bool matched = false;
     for (std::size_t k = info.posonly; k < npos; ++k)
-      if (info.positional[k] == name) {
+      if (info.positional[k].name == name) {
         if (bound[k])
           raise_python("TypeError", qn + "() got multiple values for argument '" + name + "'");
-        locals.set(info.positional[k], value);
+        bind(info.positional[k], value);
         bound[k] = true;
         matched = true;
         break;
       }
     if (!matched)
       for (std::size_t k = 0; k < info.kwonly.size(); ++k)
-        if (info.kwonly[k] == name) {
+        if (info.kwonly[k].name == name) {
           if (kw_bound[k])
             raise_python("TypeError", qn + "() got multiple values for argument '" + name + "'");
-          locals.set(info.kwonly[k], value);
+          bind(info.kwonly[k], value);
           kw_bound[k] = true;
           matched = true;
           break;
@@ -849,8 +1294,8 @@ Value Evaluator::call_function(FunctionObject &fn, CallArgs &args) {
       continue;
     }
     for (std::size_t k = 0; k < info.posonly; ++k)
-      if (info.positional[k] == name)
-        posonly_as_kw.push_back(info.positional[k]);
+      if (info.positional[k].name == name)
+        posonly_as_kw.push_back(info.positional[k].name);
     if (posonly_as_kw.empty())
       raise_python("TypeError", qn + "() got an unexpected keyword argument '" + name + "'");
   }
@@ -861,12 +1306,14 @@ Value Evaluator::call_function(FunctionObject &fn, CallArgs &args) {
     raise_python("TypeError", qn + "() got some positional-only arguments passed as keyword arguments: " + names);
   }
   if (info.has_kwarg)
-    locals.set(info.kwarg, kwargs);
+    bind(info.kwarg, kwargs);
   if (given > npos && !info.has_vararg) {
     std::size_t ndefaults = fn.defaults.size();
     std::string takes =
         ndefaults ? "from " + std::to_string(npos - ndefaults) + " to " + std::to_string(npos) : std::to_string(npos);
-    std::size_t kw_given = static_cast<std::size_t>(std::count(kw_bound.begin(), kw_bound.end(), true));
+    std::size_t kw_given = 0;
+    for (std::size_t k = 0; k < info.kwonly.size(); ++k)
+      kw_given += kw_bound[k] ? 1 : 0;
     std::string msg = qn + "() takes " + takes + " positional argument" + (npos == 1 && !ndefaults ? "" : "s") +
                       " but " + std::to_string(given);
     if (kw_given)
@@ -882,9 +1329,9 @@ Value Evaluator::call_function(FunctionObject &fn, CallArgs &args) {
     if (bound[k])
       continue;
     if (k >= first_default)
-      locals.set(info.positional[k], fn.defaults[k - first_default]);
+      bind(info.positional[k], fn.defaults[k - first_default]);
     else
-      missing.push_back(info.positional[k]);
+      missing.push_back(info.positional[k].name);
   }
   if (!missing.empty())
     raise_python("TypeError", qn + "() missing " + std::to_string(missing.size()) + " required positional argument" +
@@ -893,9 +1340,9 @@ Value Evaluator::call_function(FunctionObject &fn, CallArgs &args) {
     if (kw_bound[k])
       continue;
     if (k < fn.kw_defaults.size() && fn.kw_defaults[k])
-      locals.set(info.kwonly[k], *fn.kw_defaults[k]);
+      bind(info.kwonly[k], *fn.kw_defaults[k]);
     else
-      missing.push_back(info.kwonly[k]);
+      missing.push_back(info.kwonly[k].name);
   }
   if (!missing.empty())
     raise_python("TypeError", qn + "() missing " + std::to_string(missing.size()) + " required keyword-only argument" +
@@ -914,7 +1361,6 @@ Value Evaluator::call_function(FunctionObject &fn, CallArgs &args) {
   struct Enter {
     Interpreter &in;
     InterpFrame *saved;
-    std::vector<LoopKind> loops;
     Enter(Interpreter &i, InterpFrame *f, const FunctionObject &fn) : in(i), saved(i.frame_) {
       if (in.function_frames_ == 0)
         in.kernel_name_ = std::string(fn.name);
@@ -942,7 +1388,7 @@ void Evaluator::assign(const Expr &target, Value v) {
     // A tile created without a name takes the kernel author's variable name.
     if (Object *obj = v.object())
       obj->on_bind(target.as<NameExpr>().id);
-    return store(target.as<NameExpr>().id, std::move(v));
+    return store_name(target.as<NameExpr>(), std::move(v));
   case ExprKind::Tuple:
   case ExprKind::List: {
     ExprList elts = target.kind == ExprKind::Tuple ? target.as<TupleExpr>().elts : target.as<ListExpr>().elts;
@@ -1056,7 +1502,7 @@ Flow Evaluator::exec_for(const ForStmt &s) {
     return 0;
   };
   int stop = 0;
-  if (auto *range = dynamic_cast<RangeObject *>(iterable.object())) {
+  if (auto *range = exactly<RangeObject>(iterable)) {
     std::int64_t n = range->length(), start = range->start, stride = range->step;
     for (std::int64_t k = 0; k < n && !stop; ++k)
       stop = body(Value::integer(start + k * stride));
@@ -1108,7 +1554,7 @@ Flow Evaluator::exec(const Stmt &s) {
           std::vector<Value> more = in_.to_list(rhs, a.value->begin());
           in_.check_length(cur.seq().items.size() + more.size());
           cur.seq().items.insert(cur.seq().items.end(), more.begin(), more.end());
-          store(t.as<NameExpr>().id, std::move(cur));
+          store_name(t.as<NameExpr>(), std::move(cur));
           return Flow::Normal;
         }
         if (Object *obj = cur.object()) {
@@ -1125,11 +1571,11 @@ Flow Evaluator::exec(const Stmt &s) {
           }
           in_.current_loc_ = saved;
           if (updated) {
-            store(t.as<NameExpr>().id, std::move(*updated));
+            store_name(t.as<NameExpr>(), std::move(*updated));
             return Flow::Normal;
           }
         }
-        store(t.as<NameExpr>().id, in_.binary_op(a.op, cur, rhs, s.begin()));
+        store_name(t.as<NameExpr>(), in_.binary_op(a.op, cur, rhs, s.begin()));
         return Flow::Normal;
       }
       if (t.kind == ExprKind::Subscript) {
@@ -1266,10 +1712,11 @@ Flow Evaluator::exec(const Stmt &s) {
                                                        : "del of a tuple",
                       t->begin());
         std::string_view name = t->as<NameExpr>().id;
+        Symbol symbol = t->as<NameExpr>().symbol;
         InterpFrame &f = frame();
-        Scope *scope = f.info && FunctionInfo::has(f.info->globals, name) ? f.globals : f.locals;
-        if (!scope->erase(name)) {
-          if (f.info && FunctionInfo::has(f.info->locals, name))
+        Scope *scope = f.info && FunctionInfo::has(f.info->globals, symbol) ? f.globals : f.locals;
+        if (!scope->erase(symbol)) {
+          if (f.info && FunctionInfo::has(f.info->locals, symbol))
             raise_python("UnboundLocalError",
                          "cannot access local variable '" + std::string(name) +
                              "' where it is not associated with a value",
@@ -1350,9 +1797,9 @@ void Evaluator::exec_import_from(const ImportFromStmt &s) {
     std::string_view bound = a->asname.empty() ? a->name : a->asname;
     if (a->name == "*") {
       if (auto *mod = dynamic_cast<ModuleObject *>(m.get()))
-        for (const auto &[name, value] : std::vector(mod->globals().entries()))
-          if (!name.starts_with("_"))
-            store(name, value);
+        for (const Scope::Entry &entry : std::vector(mod->globals().entries()))
+          if (entry.bound && !entry.name().starts_with("_"))
+            store(entry.symbol, entry.value);
       continue;
     }
     std::string full = dotted + (dotted.empty() || dotted.back() == '.' ? "" : ".") + std::string(a->name);
@@ -1385,6 +1832,9 @@ Interpreter::Interpreter(const SourceManager &sources, InterpreterLimits limits,
     : sources_(sources), limits_(limits), resolver_(std::move(resolver)), builtins_(std::make_shared<Scope>()) {
   detail::install_builtins(*this, *builtins_);
   math_ = detail::make_math_module(*this);
+  spare_positional_.reserve(64);
+  spare_keywords_.reserve(64);
+  spare_scopes_.reserve(64);
 }
 
 Interpreter::~Interpreter() {

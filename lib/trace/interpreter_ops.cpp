@@ -410,10 +410,47 @@ static ResolvedSlice resolve_slice(const SliceData &s, std::int64_t length) {
 }
 
 Value Interpreter::binary_op(BinOpKind op, const Value &l, const Value &r, SourceLoc loc) {
-  if (l.kind == K::Int && r.kind == K::Int && op == BinOpKind::Add) {
-    std::int64_t out;
-    if (!__builtin_add_overflow(l.i, r.i, &out))
-      return Value::integer(out);
+  // Two ints without overflow or a zero divisor: int_binop's result, without its checks.
+  if (l.kind == K::Int && r.kind == K::Int) {
+    std::int64_t a = l.i, b = r.i, out;
+    switch (op) {
+    case BinOpKind::Add:
+      if (!__builtin_add_overflow(a, b, &out))
+        return Value::integer(out);
+      break;
+    case BinOpKind::Sub:
+      if (!__builtin_sub_overflow(a, b, &out))
+        return Value::integer(out);
+      break;
+    case BinOpKind::Mult:
+      if (!__builtin_mul_overflow(a, b, &out))
+        return Value::integer(out);
+      break;
+    case BinOpKind::FloorDiv:
+      if (b > 0 || (b < 0 && b != -1)) {
+        out = a / b;
+        if ((a % b != 0) && ((a < 0) != (b < 0)))
+          --out;
+        return Value::integer(out);
+      }
+      break;
+    case BinOpKind::Mod:
+      if (b > 0 || (b < 0 && b != -1)) {
+        out = a % b;
+        if (out != 0 && ((out < 0) != (b < 0)))
+          out += b;
+        return Value::integer(out);
+      }
+      break;
+    case BinOpKind::BitAnd:
+      return Value::integer(a & b);
+    case BinOpKind::BitOr:
+      return Value::integer(a | b);
+    case BinOpKind::BitXor:
+      return Value::integer(a ^ b);
+    default:
+      break;
+    }
   }
   try {
     if (l.kind == K::Object || r.kind == K::Object) {
@@ -612,6 +649,25 @@ static std::optional<int> order(Interpreter &interp, CmpOpKind op, const Value &
 }
 
 Value Interpreter::compare(CmpOpKind op, const Value &l, const Value &r, SourceLoc loc) {
+  // Two ints compare exactly as order() and values_equal() would compare them.
+  if (l.kind == K::Int && r.kind == K::Int) {
+    switch (op) {
+    case CmpOpKind::Eq:
+      return Value::boolean(l.i == r.i);
+    case CmpOpKind::NotEq:
+      return Value::boolean(l.i != r.i);
+    case CmpOpKind::Lt:
+      return Value::boolean(l.i < r.i);
+    case CmpOpKind::LtE:
+      return Value::boolean(l.i <= r.i);
+    case CmpOpKind::Gt:
+      return Value::boolean(l.i > r.i);
+    case CmpOpKind::GtE:
+      return Value::boolean(l.i >= r.i);
+    default:
+      break;
+    }
+  }
   try {
     switch (op) {
     case CmpOpKind::Is:

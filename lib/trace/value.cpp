@@ -9,25 +9,6 @@
 
 namespace nkicc::trace {
 
-Value Value::boolean(bool v) {
-  Value out;
-  out.kind = Kind::Bool;
-  out.i = 0;
-  out.b = v;
-  return out;
-}
-Value Value::integer(std::int64_t v) {
-  Value out;
-  out.kind = Kind::Int;
-  out.i = v;
-  return out;
-}
-Value Value::floating(double v) {
-  Value out;
-  out.kind = Kind::Float;
-  out.f = v;
-  return out;
-}
 Value Value::str(std::string v) {
   Value out;
   out.kind = Kind::Str;
@@ -67,11 +48,6 @@ Value Value::slice(Value lower, Value upper, Value step) {
   out.heap = std::move(data);
   return out;
 }
-Value Value::ellipsis() {
-  Value out;
-  out.kind = Kind::Ellipsis;
-  return out;
-}
 Value Value::object(std::shared_ptr<Object> obj) {
   Value out;
   out.kind = Kind::Object;
@@ -89,19 +65,23 @@ Object *Value::object() const { return kind == Kind::Object ? static_cast<Object
 // recursively would overflow the C++ stack, so nested containers are released from a worklist.
 namespace {
 thread_local std::vector<std::shared_ptr<HeapData>> *g_release_list = nullptr;
+/// The worklist's storage, kept between releases so that destroying a tuple does not allocate.
+thread_local std::vector<std::shared_ptr<HeapData>> g_release_storage;
 
 template <class F> void release_children(F &&collect) {
-  std::vector<std::shared_ptr<HeapData>> local;
   bool owner = g_release_list == nullptr;
   if (owner)
-    g_release_list = &local;
+    g_release_list = &g_release_storage;
   collect(*g_release_list);
   if (owner) {
+    std::vector<std::shared_ptr<HeapData>> &local = g_release_storage;
     while (!local.empty()) {
       std::shared_ptr<HeapData> item = std::move(local.back());
       local.pop_back();
       item.reset();
     }
+    if (local.capacity() > 4096) // after a huge nested container, give the memory back
+      std::vector<std::shared_ptr<HeapData>>().swap(local);
     g_release_list = nullptr;
   }
 }

@@ -7,6 +7,7 @@
 // the byte range it covers; SourceManager::line_col turns it into line:column.
 #pragma once
 
+#include "nkicc/python/symbol.h"
 #include "nkicc/support/source_manager.h"
 
 #include <cstddef>
@@ -284,6 +285,7 @@ struct AttributeExpr : Expr {
   ExprContext ctx;
   Expr *value;
   std::string_view attr;
+  Symbol attr_symbol; ///< `attr`, interned
 };
 
 /// `value[slice]`: `a[i, 1:2]` has a Tuple slice whose elements include Slice nodes.
@@ -304,6 +306,12 @@ struct NameExpr : Expr {
   static constexpr ExprKind kKind = ExprKind::Name;
   ExprContext ctx;
   std::string_view id;
+  Symbol symbol; ///< `id`, interned
+  /// Filled by the interpreter when it analyzes the function this name appears in (not a
+  /// nested def or lambda): that function's node, and the name's index among its locals, -1
+  /// when the name is not one of them. The interpreter checks the owner before using the slot.
+  mutable const void *slot_owner = nullptr;
+  mutable std::int32_t slot = -1;
 };
 
 /// List, Tuple and Set displays.

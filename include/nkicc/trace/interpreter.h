@@ -4,6 +4,7 @@
 #pragma once
 
 #include "nkicc/python/ast.h"
+#include "nkicc/python/symbol.h"
 #include "nkicc/trace/value.h"
 
 #include <functional>
@@ -15,22 +16,74 @@
 
 namespace nkicc::trace {
 
-/// Names bound in one scope (a module's globals, a call's locals). Kernels have few names, so
-/// a scan of a small vector beats hashing.
+/// Names bound in one scope (a module's globals, a call's locals), by interned symbol. Kernels
+/// have few names, so a small scope scans a vector of symbols; a large one (a module's globals,
+/// the builtins) also keeps a hash index from symbol to entry. A call's scope starts with one
+/// entry per local of the function, unbound, so that the interpreter reaches a local by its
+/// slot (its index among the function's locals).
 class Scope : public HeapData {
 public:
+  struct Entry {
+    python::Symbol symbol;
+    bool bound = true; ///< false for a slot not (or no longer) assigned
+    Value value;
+    std::string_view name() const { return symbol.name(); }
+  };
+
   explicit Scope(std::shared_ptr<Scope> parent = nullptr) : parent_(std::move(parent)) {}
   Value *find_local(std::string_view name);
+  Value *find_local(python::Symbol name) {
+    Entry *entry = find_entry(name);
+    return entry && entry->bound ? &entry->value : nullptr;
+  }
   void set(std::string_view name, Value value);
+  void set(python::Symbol name, Value value);
   bool erase(std::string_view name);
+  bool erase(python::Symbol name);
   /// Drops every binding (the interpreter breaks reference cycles with it).
   void clear();
+  /// Drops every binding and slot, keeping the storage, and takes a new parent: a finished
+  /// call's scope that nothing else holds serves the next call.
+  void reset(std::shared_ptr<Scope> parent);
   const std::shared_ptr<Scope> &parent() const { return parent_; }
-  const std::vector<std::pair<std::string, Value>> &entries() const { return entries_; }
+  /// The entries in the order they were first made (slots first); skip those not bound.
+  const std::vector<Entry> &entries() const { return entries_; }
+
+  /// Makes `symbols` (distinct) the first entries of an empty scope, unbound: slot k is
+  /// `symbols[k]`.
+  void add_slots(const std::vector<python::Symbol> &symbols);
+  /// Slot k's entry; k < the number of slots.
+  Entry &slot(std::size_t k) { return entries_[k]; }
+  void bind_slot(std::size_t k, Value value) {
+    entries_[k].value = std::move(value);
+    entries_[k].bound = true;
+  }
+  /// A bound name past the slots (`from m import *` in a function binds names it did not
+  /// declare), or null.
+  Value *find_unslotted(python::Symbol name) {
+    for (std::size_t k = slots_; k < entries_.size(); ++k)
+      if (entries_[k].symbol == name)
+        return &entries_[k].value;
+    return nullptr;
+  }
 
 private:
+  Entry *find_entry(python::Symbol name) {
+    if (index_.empty()) {
+      for (Entry &entry : entries_)
+        if (entry.symbol == name)
+          return &entry;
+      return nullptr;
+    }
+    return find_indexed(name);
+  }
+  Entry *find_indexed(python::Symbol name);
+  void rebuild_index();
   std::shared_ptr<Scope> parent_; ///< the enclosing function's scope (closures), or null
-  std::vector<std::pair<std::string, Value>> entries_;
+  std::vector<Entry> entries_;
+  std::size_t slots_ = 0; ///< entries_[0, slots_) are slots: never removed, only unbound
+  /// Open addressing by symbol id (entry position + 1, 0 when free), once entries_ is large.
+  std::vector<std::uint32_t> index_;
 };
 
 /// A module: its globals. NKI's modules (nl, nisa, ...) are ModuleObjects whose globals the NKI
@@ -282,6 +335,12 @@ private:
   std::uint64_t steps_ = 0;
   SourceLoc current_loc_;
   std::function<void(const std::string &)> print_;
+  /// Argument vectors of finished calls, emptied, kept for their capacity (bounded by the
+  /// capacity reserved at construction, so returning one never allocates).
+  std::vector<std::vector<Value>> spare_positional_;
+  std::vector<std::vector<std::pair<std::string, Value>>> spare_keywords_;
+  /// Scopes of finished calls that nothing else held, reset (bounded the same way).
+  std::vector<std::shared_ptr<Scope>> spare_scopes_;
 };
 
 } // namespace nkicc::trace

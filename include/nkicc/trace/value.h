@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -45,15 +46,34 @@ struct Value {
   Value() : i(0) {}
 
   static Value none() { return Value(); }
-  static Value boolean(bool v);
-  static Value integer(std::int64_t v);
-  static Value floating(double v);
+  static Value boolean(bool v) {
+    Value out;
+    out.kind = Kind::Bool;
+    out.b = v;
+    return out;
+  }
+  static Value integer(std::int64_t v) {
+    Value out;
+    out.kind = Kind::Int;
+    out.i = v;
+    return out;
+  }
+  static Value floating(double v) {
+    Value out;
+    out.kind = Kind::Float;
+    out.f = v;
+    return out;
+  }
   static Value str(std::string v);
   static Value tuple(std::vector<Value> items);
   static Value list(std::vector<Value> items);
   static Value dict(std::vector<std::pair<Value, Value>> entries = {});
   static Value slice(Value lower, Value upper, Value step);
-  static Value ellipsis();
+  static Value ellipsis() {
+    Value out;
+    out.kind = Kind::Ellipsis;
+    return out;
+  }
   static Value object(std::shared_ptr<Object> obj);
 
   bool is_none() const { return kind == Kind::None; }
@@ -156,14 +176,23 @@ public:
   virtual void on_bind(std::string_view name) { (void)name; }
 };
 
+// An Object of exactly type T is recognized by its type_info's address (one per type in the
+// binary) before dynamic_cast walks the hierarchy; should the addresses differ, dynamic_cast
+// still answers.
 template <class T> T *Value::as() const {
   if (kind != Kind::Object)
     return nullptr;
-  return dynamic_cast<T *>(static_cast<Object *>(heap.get()));
+  auto *obj = static_cast<Object *>(heap.get());
+  if (obj && &typeid(*obj) == &typeid(T))
+    return static_cast<T *>(obj);
+  return dynamic_cast<T *>(obj);
 }
 template <class T> std::shared_ptr<T> Value::shared_as() const {
   if (kind != Kind::Object)
     return nullptr;
+  auto *obj = static_cast<Object *>(heap.get());
+  if (obj && &typeid(*obj) == &typeid(T))
+    return std::static_pointer_cast<T>(heap);
   return std::dynamic_pointer_cast<T>(std::static_pointer_cast<Object>(heap));
 }
 
