@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 
 namespace nkicc::ir {
 namespace {
@@ -23,7 +24,11 @@ public:
     std::size_t leaves = 1;
     while (leaves < static_cast<std::size_t>(std::max<std::int64_t>(size, 1)))
       leaves *= 2;
-    nodes_.resize(2 * leaves);
+    // Left uninitialized: the root starts with a pending "free" tag, and a node is only read
+    // after the tag above it was pushed into it, so a trace touches only the nodes its tiles
+    // reach (the SBUF tree has 131,072 nodes; zeroing them cost every small trace 2 MB).
+    nodes_ = std::make_unique_for_overwrite<Node[]>(2 * leaves);
+    nodes_[1] = {0, 0, 0, Lazy::None};
     if (size_ > 0)
       set(1, 0, size_, 0, size_, Lazy::Free);
   }
@@ -44,8 +49,8 @@ public:
 private:
   enum class Lazy : std::uint8_t { None, Free, Used };
   struct Node {
-    std::int32_t pref = 0, suf = 0, best = 0;
-    Lazy lazy = Lazy::None;
+    std::int32_t pref, suf, best;
+    Lazy lazy;
   };
 
   void update(std::int64_t begin, std::int64_t len, Lazy to) {
@@ -98,7 +103,7 @@ private:
   }
 
   std::int32_t size_;
-  std::vector<Node> nodes_;
+  std::unique_ptr<Node[]> nodes_;
 };
 
 // One memory: SBUF is one region; PSUM is one region per bank, so that a tile that fits a
