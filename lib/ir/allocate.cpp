@@ -17,36 +17,93 @@ constexpr std::int64_t kUnitBytes = 4;        // SBUF and PSUM alignment
 constexpr std::int64_t kPsumBankBytes = 2048; // reference/nki.md: 8 banks of 2 KiB
 constexpr std::int64_t kBankUnits = kPsumBankBytes / kUnitBytes;
 
-// The free units of one address range [0, size).
+// The free units of one address range [0, size). Most kernels hold a few tiles live at a time:
+// their ranges, sorted, answer first fit by a scan of the gaps. Past kMaxListed live ranges the
+// segment tree takes over, so no kernel pays more than O(log size) an operation. Ranges are
+// always released exactly as they were taken (Pool splits a tile the same way both times).
 class FreeRuns {
 public:
-  explicit FreeRuns(std::int64_t size) : size_(static_cast<std::int32_t>(size)) {
-    std::size_t leaves = 1;
-    while (leaves < static_cast<std::size_t>(std::max<std::int64_t>(size, 1)))
-      leaves *= 2;
-    // Left uninitialized: the root starts with a pending "free" tag, and a node is only read
-    // after the tag above it was pushed into it, so a trace touches only the nodes its tiles
-    // reach (the SBUF tree has 131,072 nodes; zeroing them cost every small trace 2 MB).
-    nodes_ = std::make_unique_for_overwrite<Node[]>(2 * leaves);
-    nodes_[1] = {0, 0, 0, Lazy::None};
-    if (size_ > 0)
-      set(1, 0, size_, 0, size_, Lazy::Free);
-  }
+  explicit FreeRuns(std::int64_t size) : size_(static_cast<std::int32_t>(size)) {}
 
   std::int64_t size() const { return size_; }
-  std::int64_t longest_free() const { return size_ > 0 ? nodes_[1].best : 0; }
-  std::int64_t free_prefix() const { return size_ > 0 ? nodes_[1].pref : 0; }
+  std::int64_t longest_free() const {
+    if (tree_)
+      return size_ > 0 ? nodes_[1].best : 0;
+    std::int32_t best = 0, prev = 0;
+    for (const auto &[begin, end] : used_) {
+      best = std::max(best, begin - prev);
+      prev = end;
+    }
+    return std::max(best, size_ - prev);
+  }
+
+  std::int64_t free_prefix() const {
+    if (tree_)
+      return size_ > 0 ? nodes_[1].pref : 0;
+    return used_.empty() ? size_ : used_.front().first;
+  }
 
   // The leftmost start of `len` free units, or -1.
   std::int64_t first_fit(std::int64_t len) {
-    if (len > longest_free())
-      return -1;
-    return find(1, 0, size_, static_cast<std::int32_t>(len));
+    if (tree_) {
+      if (len > longest_free())
+        return -1;
+      return find(1, 0, size_, static_cast<std::int32_t>(len));
+    }
+    std::int32_t prev = 0;
+    for (const auto &[begin, end] : used_) {
+      if (begin - prev >= len)
+        return prev;
+      prev = end;
+    }
+    return size_ - prev >= len ? prev : -1;
   }
-  void mark_used(std::int64_t begin, std::int64_t len) { update(begin, len, Lazy::Used); }
-  void mark_free(std::int64_t begin, std::int64_t len) { update(begin, len, Lazy::Free); }
+  void mark_used(std::int64_t begin, std::int64_t len) {
+    if (len <= 0)
+      return;
+    if (tree_) {
+      update(begin, len, Lazy::Used);
+      return;
+    }
+    std::pair<std::int32_t, std::int32_t> range(static_cast<std::int32_t>(begin),
+                                                static_cast<std::int32_t>(begin + len));
+    used_.insert(std::lower_bound(used_.begin(), used_.end(), range), range);
+    if (used_.size() > kMaxListed)
+      build_tree();
+  }
+  void mark_free(std::int64_t begin, std::int64_t len) {
+    if (len <= 0)
+      return;
+    if (tree_) {
+      update(begin, len, Lazy::Free);
+      return;
+    }
+    auto it = std::lower_bound(used_.begin(), used_.end(),
+                               std::pair<std::int32_t, std::int32_t>(static_cast<std::int32_t>(begin), 0));
+    if (it != used_.end() && it->first == begin)
+      used_.erase(it);
+  }
 
 private:
+  static constexpr std::size_t kMaxListed = 32;
+
+  void build_tree() {
+    std::size_t leaves = 1;
+    while (leaves < static_cast<std::size_t>(std::max<std::int32_t>(size_, 1)))
+      leaves *= 2;
+    // Left uninitialized: the root starts with a pending "free" tag, and a node is only read
+    // after the tag above it was pushed into it, so only the nodes tiles reach are touched.
+    nodes_ = std::make_unique_for_overwrite<Node[]>(2 * leaves);
+    nodes_[1] = {0, 0, 0, Lazy::None};
+    tree_ = true;
+    if (size_ > 0)
+      set(1, 0, size_, 0, size_, Lazy::Free);
+    for (const auto &[begin, end] : used_)
+      update(begin, end - begin, Lazy::Used);
+    used_.clear();
+    used_.shrink_to_fit();
+  }
+
   enum class Lazy : std::uint8_t { None, Free, Used };
   struct Node {
     std::int32_t pref, suf, best;
@@ -103,6 +160,8 @@ private:
   }
 
   std::int32_t size_;
+  bool tree_ = false;
+  std::vector<std::pair<std::int32_t, std::int32_t>> used_; ///< live [begin, end), sorted, before the tree
   std::unique_ptr<Node[]> nodes_;
 };
 

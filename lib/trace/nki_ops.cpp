@@ -58,6 +58,11 @@ public:
 
 private:
   std::size_t index(std::string_view name) const {
+    // Ops ask for their parameters by the same literals they declared them with: the
+    // address compare finds those without comparing text.
+    for (std::size_t i = 0; i < names_.size(); ++i)
+      if (names_[i].data() == name.data() && names_[i].size() == name.size())
+        return i;
     auto it = std::find(names_.begin(), names_.end(), name);
     return static_cast<std::size_t>(it - names_.begin());
   }

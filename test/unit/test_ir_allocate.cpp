@@ -376,3 +376,38 @@ TEST_CASE("allocation of a million instructions and 300,000 tiles", "[ir]") {
   CHECK(unplaced == 0);
   CHECK(count_violations(fn, sbuf, kPsumBytes) == 0);
 }
+
+TEST_CASE("allocation: few live tiles and many give the byte-map answer alike", "[ir]") {
+  // nkicc keeps a short list of live ranges while few tiles are live and moves to its segment
+  // tree past 32: windows of 4 to 100 live tiles cover both and the move between them.
+  for (std::size_t window : {1, 4, 31, 32, 33, 34, 100}) {
+    std::mt19937 rng(static_cast<std::uint32_t>(window));
+    Function fn;
+    add_tile(fn, Memory::SharedHbm, {4096, 4096});
+    const std::size_t tiles = 600;
+    for (std::size_t k = 0; k < tiles; ++k) {
+      Memory memory = rng() % 4 == 0 ? Memory::Psum : Memory::Sbuf;
+      // A few sizes, so that gaps are often exactly as large as the next tile.
+      const std::int64_t sizes[] = {4, 64, 128, 256, 512, 1024, 2048, 2052};
+      std::int64_t free_bytes = sizes[rng() % (memory == Memory::Psum ? 8 : 6)];
+      add_tile(fn, memory, {128, free_bytes / 4}, DType::Float32);
+    }
+    // Tile k is written at instruction k and read at k + window, so `window` tiles are live.
+    for (std::size_t i = 0; i < tiles + window; ++i) {
+      std::vector<TensorId> dst, src;
+      if (i < tiles)
+        dst.push_back(static_cast<TensorId>(1 + i));
+      if (i >= window)
+        src.push_back(static_cast<TensorId>(1 + i - window));
+      add_instruction(fn, inst(dst, src));
+    }
+    Function reference = fn;
+    auto error = allocate_on_chip(fn, 1 << 20, kPsumBytes);
+    auto naive_failed = naive_allocate(reference, 1 << 20, kPsumBytes);
+    INFO("window " << window);
+    REQUIRE(error.has_value() == naive_failed.has_value());
+    if (error)
+      CHECK(error->tensor == *naive_failed);
+    CHECK(offsets(fn) == offsets(reference));
+  }
+}
