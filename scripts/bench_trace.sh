@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Benchmarks tracing: a tiled matmul (test/lit/trace/Inputs/matmul.py, matmul_tiled) whose trace
 # holds 65,536 matmul instructions at scale 1, then 2x, 4x, 8x and 16x that (K grows). Prints
-# wall time, the trace stage's time (from -vv), IR instructions per second of each, and peak
-# memory per scale, and the growth against scale 1 measured in the same run. Then the limit
+# per scale: the wall time of `--emit=ir` (trace plus the IR text, which is about 200 bytes an
+# instruction and is built in memory before it is written), the trace stage's time (from -vv)
+# and peak memory of `--emit=stats` (the trace alone), IR instructions per second of each, and
+# the growth against scale 1 measured in the same run. Then the limit
 # case: a kernel that would emit 11,000,000 instructions, ended by the default
 # --max-instructions (10,000,000). Usage: scripts/bench_trace.sh [build-dir] [max-scale]
 set -euo pipefail
@@ -16,7 +18,8 @@ cp test/lit/trace/Inputs/matmul.py "$work/"
 
 # M = 4096 (32 tiles of 128), N = 16384 (32 tiles of 512), K = 8192 * scale (64 * scale tiles
 # of 128): 32 * 32 * 64 * scale matmuls.
-printf "%-6s %10s %12s %9s %9s %14s %14s %10s\n" scale matmuls instructions wall-s trace-s "instr/s wall" "instr/s trace" "peak MiB"
+printf "%-6s %10s %12s %9s %9s %14s %14s %11s %11s\n" scale matmuls instructions wall-s trace-s "instr/s wall" \
+  "instr/s trace" "trace MiB" "--emit=ir MiB"
 base=""
 scale=1
 while [ "$scale" -le "$max_scale" ]; do
@@ -28,21 +31,24 @@ while [ "$scale" -le "$max_scale" ]; do
 JSON
   /usr/bin/time -f "%e %M" -o "$work/time" "$nkicc" trace "$work/mm.json" --emit=ir \
     --max-instructions=100000000 -o "$work/out.ir" -vv 2> "$work/log"
-  read -r secs kb < "$work/time"
+  read -r secs ir_kb < "$work/time"
+  /usr/bin/time -f "%e %M" -o "$work/time" "$nkicc" trace "$work/mm.json" --emit=stats \
+    --max-instructions=100000000 -o "$work/out.stats" -vv 2> "$work/log"
+  read -r _ kb < "$work/time"
   trace_ms=$(sed -n 's/.*stage trace: \([0-9.]*\) ms.*/\1/p' "$work/log")
   instrs=$(sed -n 's/^  instructions: //p' "$work/out.ir")
   macs=$(grep -c ' matmul tensor ' "$work/out.ir" || true)
-  python3 - "$scale" "$macs" "$instrs" "$secs" "$trace_ms" "$kb" "$base" <<'PY'
+  python3 - "$scale" "$macs" "$instrs" "$secs" "$trace_ms" "$kb" "$ir_kb" "$base" <<'PY'
 import sys
-scale, macs, instrs, secs, trace_ms, kb, base = sys.argv[1:]
+scale, macs, instrs, secs, trace_ms, kb, ir_kb, base = sys.argv[1:]
 secs = float(secs)
 trace = float(trace_ms) / 1000
 n = int(instrs)
-growth = "" if not base else f"  time x{secs / float(base):.1f} for x{int(scale)} size"
+growth = "" if not base else f"  trace time x{trace / float(base):.1f} for x{int(scale)} size"
 print(f"{scale:<6} {int(macs):>10,} {n:>12,} {secs:>9.2f} {trace:>9.2f} {n / secs:>14,.0f} {n / trace:>14,.0f} "
-      f"{int(kb) / 1024:>10.0f}{growth}")
+      f"{int(kb) / 1024:>11.0f} {int(ir_kb) / 1024:>11.0f}{growth}")
 PY
-  [ -n "$base" ] || base=$secs
+  [ -n "$base" ] || base=$(python3 -c "print(float('$trace_ms') / 1000)")
   scale=$((scale * 2))
 done
 
