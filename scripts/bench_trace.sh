@@ -80,3 +80,32 @@ read -r secs kb < <(tail -n 1 "$work/time") # time(1) first notes the exit statu
 python3 -c "import sys; s, kb = float(sys.argv[1]), int(sys.argv[2]); \
 print(f'limit: 10,000,000 instructions then the max-instructions error in {s:.2f} s, peak {kb / 1024:,.0f} MiB, '
       f'{kb * 1024 / 1e7:.0f} bytes per instruction')" "$secs" "$kb"
+
+# A helper with a nested def, called 300,000 times: each call's scope and closure form a cycle
+# that nkicc releases when the call ends, so memory stays flat.
+cat > "$work/h.py" <<'PY'
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+def helper(x):
+    def scale(v):
+        return v * 2
+    big = [x] * 100
+    return scale(x) + len(big)
+
+
+@nki.jit
+def k(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    total = 0
+    for i in range(300000):
+        total = total + helper(i)
+    nl.store(out, value=nl.load(a))
+    return out
+PY
+sed 's/"k.py"/"h.py"/' "$work/k.json" > "$work/h.json"
+/usr/bin/time -f "%e %M" -o "$work/time" "$nkicc" trace "$work/h.json" --emit=ir -o "$work/out.ir"
+read -r secs kb < "$work/time"
+python3 -c "import sys; print(f'nested-def helper, 300,000 calls: {float(sys.argv[1]):.2f} s, peak {int(sys.argv[2]) / 1024:,.0f} MiB')" \
+  "$secs" "$kb"

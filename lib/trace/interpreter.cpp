@@ -1226,10 +1226,39 @@ Value Evaluator::call_function(FunctionObject &fn, CallArgs &args) {
     std::shared_ptr<Scope> scope;
     bool reusable;
     ~Lease() {
-      if (reusable && scope.use_count() == 1 && in.spare_scopes_.size() < in.spare_scopes_.capacity()) {
+      if (!scope)
+        return;
+      if (!reusable) {
+        release_closures();
+        return;
+      }
+      if (scope.use_count() == 1 && in.spare_scopes_.size() < in.spare_scopes_.capacity()) {
         scope->reset(nullptr);
         in.spare_scopes_.push_back(std::move(scope));
       }
+    }
+    // A function that defines functions makes a cycle: its scope holds the functions, which
+    // hold the scope. When only those functions hold the scope, and only the scope holds them
+    // (none was returned or stored elsewhere), nothing can reach them again: clearing the scope
+    // frees them now instead of at the end of the run, so that a helper with a nested def
+    // called in a loop runs in bounded memory.
+    void release_closures() {
+      long closures = 0;
+      for (const Scope::Entry &e : scope->entries()) {
+        if (!e.bound)
+          continue;
+        auto *f = e.value.as<FunctionObject>();
+        if (!f || f->closure.get() != scope.get())
+          continue;
+        if (e.value.heap.use_count() != 1)
+          return;
+        ++closures;
+      }
+      if (scope.use_count() != 1 + closures)
+        return;
+      scope->clear();
+      if (!in.cycle_scopes_.empty() && in.cycle_scopes_.back().lock() == scope)
+        in.cycle_scopes_.pop_back();
     }
   } lease{in_, nullptr, !info.defines_functions};
   if (!in_.spare_scopes_.empty()) {
@@ -1348,8 +1377,15 @@ Value Evaluator::call_function(FunctionObject &fn, CallArgs &args) {
     raise_python("TypeError", qn + "() missing " + std::to_string(missing.size()) + " required keyword-only argument" +
                                   (missing.size() == 1 ? "" : "s") + ": " + join_names(missing));
 
-  if (info.defines_functions)
+  if (info.defines_functions) {
+    // Scopes a call could not release at its end stay listed; those freed since are dropped
+    // whenever the list doubles, so the list stays proportional to the scopes alive.
+    if (in_.cycle_scopes_.size() >= in_.cycle_scopes_compact_at_) {
+      std::erase_if(in_.cycle_scopes_, [](const std::weak_ptr<Scope> &w) { return w.expired(); });
+      in_.cycle_scopes_compact_at_ = std::max<std::size_t>(1024, 2 * in_.cycle_scopes_.size());
+    }
     in_.cycle_scopes_.push_back(scope);
+  }
   InterpFrame f;
   f.scope = scope;
   f.module_owner = fn.module;

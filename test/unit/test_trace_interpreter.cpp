@@ -209,6 +209,25 @@ TEST_CASE("names: LEGB, closures, global, nonlocal, unbound locals", "[interp]")
   CHECK(fcall("def make(k):\n  return lambda v: v * k\ndef f():\n  return make(3)(4)\n") == "12");
 }
 
+TEST_CASE("closures that escape their call keep their scope; those that do not are released", "[interp]") {
+  // nkicc clears a call's scope at its end when only its own nested functions hold it; every
+  // way a nested function can outlive the call must keep the scope alive.
+  CHECK(fcall("def make():\n  n = 5\n  def g():\n    return n\n  return g\ndef f():\n  return make()()\n") == "5");
+  CHECK(fcall("def make():\n  n = 6\n  def g():\n    return n\n  return [g]\ndef f():\n  return make()[0]()\n") == "6");
+  CHECK(fcall("def make():\n  n = 7\n  fs = {'g': lambda: n}\n  return fs\ndef f():\n  return make()['g']()\n") == "7");
+  CHECK(fcall("keep = []\ndef make():\n  n = 8\n  def g():\n    return n\n  keep.append(g)\ndef f():\n  make()\n"
+              "  return keep[0]()\n") == "8");
+  CHECK(fcall("def make():\n  n = 9\n  def g():\n    return n\n  def h():\n    return g() + 1\n  return h\n"
+              "def f():\n  return make()()\n") == "10");
+  CHECK(fcall("def make():\n  def g(v):\n    return v * 2\n  return g(21)\ndef f():\n"
+              "  return sum(make() for _ in range(1000))\n") == "42000");
+  // A nested function that outlives the call in a default argument or a closure cell.
+  CHECK(
+      fcall(
+          "def make():\n  n = 3\n  def g():\n    return n\n  return lambda h=g: h()\ndef f():\n  return make()()\n") ==
+      "3");
+}
+
 TEST_CASE("argument binding follows Python, with CPython's messages", "[interp]") {
   std::string defs = "def g(a, b=2, *args, k=3, **kw):\n  return (a, b, args, k, kw)\n"
                      "def h(a, b):\n  return a\n"

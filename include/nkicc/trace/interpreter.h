@@ -323,6 +323,7 @@ private:
   /// Scopes that functions close over: function -> scope -> function cycles are broken when
   /// the interpreter is destroyed (values it made are inert afterwards).
   std::vector<std::weak_ptr<Scope>> cycle_scopes_;
+  std::size_t cycle_scopes_compact_at_ = 1024; ///< cycle_scopes_'s size that triggers dropping expired ones
   std::map<const void *, std::shared_ptr<const FunctionInfo>> function_infos_;
   InterpFrame *frame_ = nullptr;
   int expr_depth_ = 0;
