@@ -214,18 +214,17 @@ public:
     return !diags_.has_errors();
   }
 
-  std::string ir_text() const {
-    std::string out;
+  void write_ir(TextSink &out) const {
     for (const Call &call : manifest_.calls) {
       const CompiledCall &c = calls_[call.index];
       // External calls show their specialization key, internal calls their binary-cache key.
       if (call.is_external())
-        out += fmt::format("# call {}: {} {}\n", call.index, c.func_name, c.trace->specialization_key);
+        out.text += fmt::format("# call {}: {} {}\n", call.index, c.func_name, c.trace->specialization_key);
       else
-        out += fmt::format("# call {}: internal {} key {}\n", call.index, c.func_name, c.cache_key);
+        out.text += fmt::format("# call {}: internal {} key {}\n", call.index, c.func_name, c.cache_key);
       ir::print_function(out, c.trace->function, sources_);
+      out.flush_if_large();
     }
-    return out;
   }
 
   /// The BIR module of the run (SPEC §6): unique kernels stored once, one NKIKLIRKernel
@@ -476,8 +475,12 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
   case EmitKind::Manifest:
   case EmitKind::Ast:
     break;
-  case EmitKind::Ir:
-    return DriverOutput{pipeline.ir_text(), false, std::move(deps)};
+  case EmitKind::Ir: {
+    TextSink collected;
+    TextSink &sink = options.text_output ? *options.text_output : collected;
+    pipeline.write_ir(sink);
+    return DriverOutput{std::move(collected.text), false, std::move(deps), options.text_output != nullptr};
+  }
   case EmitKind::Bir:
     return DriverOutput{pipeline.bir_module(), true, std::move(deps)};
   case EmitKind::BirText: {
@@ -495,14 +498,16 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
     std::vector<hlo::HloCall> calls = pipeline.hlo_calls();
     hlo::HloFlavor flavor = options.hlo_flavor_torch_xla ? hlo::HloFlavor::TorchXla : hlo::HloFlavor::Jax;
     std::string error;
-    auto text = options.emit == EmitKind::Hlo ? hlo::hlo_module_text(manifest->name, calls, flavor, error)
-                                              : hlo::stablehlo_text(manifest->name, calls, flavor, error);
-    if (!text) {
+    TextSink collected;
+    TextSink &sink = options.text_output ? *options.text_output : collected;
+    bool ok = options.emit == EmitKind::Hlo ? hlo::write_hlo_module(sink, manifest->name, calls, flavor, error)
+                                            : hlo::write_stablehlo(sink, manifest->name, calls, flavor, error);
+    if (!ok) {
       // An alias that XLA's verifier would reject is the kernel's fault, not nkicc's.
       diags.error(manifest->calls.empty() ? SourceLoc{} : manifest->calls.front().loc, error, "hlo-alias");
       return std::nullopt;
     }
-    return DriverOutput{std::move(*text), false, std::move(deps)};
+    return DriverOutput{std::move(collected.text), false, std::move(deps), options.text_output != nullptr};
   }
   case EmitKind::Stats: {
     std::vector<SpecializationFigures> figures = pipeline.specialization_figures();

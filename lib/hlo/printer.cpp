@@ -1,4 +1,5 @@
 #include "nkicc/hlo/hlo.h"
+#include "nkicc/support/file_io.h"
 
 #include "hlo/config_cache.h"
 
@@ -284,10 +285,10 @@ bool check_aliases(const HloCall &call, std::string &error) {
   return true;
 }
 
-std::optional<std::string> hlo_module_text(std::string_view module_name, const std::vector<HloCall> &calls,
-                                           HloFlavor flavor, std::string &error) {
+bool write_hlo_module(TextSink &sink, std::string_view module_name, const std::vector<HloCall> &calls, HloFlavor flavor,
+                      std::string &error) {
   if (!check_all(calls, error))
-    return std::nullopt;
+    return false;
   ConfigCache configs;
   std::size_t next_id = 1;
 
@@ -322,8 +323,7 @@ std::optional<std::string> hlo_module_text(std::string_view module_name, const s
     out += ')';
   };
 
-  std::string out;
-  out.reserve(1024 + calls.size() * 1024);
+  std::string &out = sink.text;
   out += "HloModule ";
   out += hlo_identifier(module_name, "nkicc");
   out += ", entry_computation_layout={(";
@@ -354,6 +354,7 @@ std::optional<std::string> hlo_module_text(std::string_view module_name, const s
   std::vector<std::string> root_operands; // `shape %name` per result, several calls only
   std::size_t param_index = 0;
   for (const HloCall &call : calls) {
+    sink.flush_if_large(); // each call carries its kernel: hand the text on as it grows
     const trace::KernelTrace &t = *call.trace;
     std::string name = fmt::format("custom-call.{}", next_id++);
     std::string shape;
@@ -427,16 +428,23 @@ std::optional<std::string> hlo_module_text(std::string_view module_name, const s
     out += ")\n";
   }
   out += "}\n";
-  return out;
+  return true;
 }
 
-std::optional<std::string> stablehlo_text(std::string_view module_name, const std::vector<HloCall> &calls,
-                                          HloFlavor flavor, std::string &error) {
-  if (!check_all(calls, error))
+std::optional<std::string> hlo_module_text(std::string_view module_name, const std::vector<HloCall> &calls,
+                                           HloFlavor flavor, std::string &error) {
+  TextSink sink;
+  if (!write_hlo_module(sink, module_name, calls, flavor, error))
     return std::nullopt;
+  return std::move(sink.text);
+}
+
+bool write_stablehlo(TextSink &sink, std::string_view module_name, const std::vector<HloCall> &calls, HloFlavor flavor,
+                     std::string &error) {
+  if (!check_all(calls, error))
+    return false;
   ConfigCache configs;
-  std::string out;
-  out.reserve(1024 + calls.size() * 1024);
+  std::string &out = sink.text;
   out += "module ";
   out += mlir_symbol(module_name);
   out += " {\n  func.func @main(";
@@ -466,6 +474,7 @@ std::optional<std::string> stablehlo_text(std::string_view module_name, const st
   std::vector<std::string> returned; // SSA values of every result, in call order
   std::size_t first_arg = 0, value = 0;
   for (const HloCall &call : calls) {
+    sink.flush_if_large(); // each call carries its kernel: hand the text on as it grows
     const trace::KernelTrace &t = *call.trace;
     std::size_t n = t.returns.size();
     out += "    ";
@@ -531,7 +540,15 @@ std::optional<std::string> stablehlo_text(std::string_view module_name, const st
   out += ") : (";
   out += result_types;
   out += ") -> ()\n  }\n}\n";
-  return out;
+  return true;
+}
+
+std::optional<std::string> stablehlo_text(std::string_view module_name, const std::vector<HloCall> &calls,
+                                          HloFlavor flavor, std::string &error) {
+  TextSink sink;
+  if (!write_stablehlo(sink, module_name, calls, flavor, error))
+    return std::nullopt;
+  return std::move(sink.text);
 }
 
 } // namespace nkicc::hlo

@@ -20,6 +20,7 @@
 // printed only when the SourceManager holds its file. Empty dst/src lists are left out.
 #include "nkicc/cache/py_repr.h"
 #include "nkicc/ir/kernel_ir.h"
+#include "nkicc/support/file_io.h"
 
 #include <charconv>
 
@@ -185,11 +186,14 @@ void append_instruction(std::string &out, std::size_t index, const Function &fn,
 
 } // namespace
 
-void print_function(std::string &out, const Function &fn, const SourceManager &sources) {
-  // Tensor lines take about 100 bytes and instruction lines up to about 200: one generous
-  // reservation keeps million-instruction kernels linear and never copies the text to grow it
-  // (the pages past the end are never touched, so they cost address space, not memory).
-  out.reserve(out.size() + 256 + 128 * fn.tensors.size() + 256 * fn.instructions.size());
+void print_function(TextSink &sink, const Function &fn, const SourceManager &sources) {
+  std::string &out = sink.text;
+  if (!sink.streaming()) {
+    // Tensor lines take about 100 bytes and instruction lines up to about 200: one generous
+    // reservation keeps million-instruction kernels linear and never copies the text to grow
+    // it (the pages past the end are never touched, so they cost address space, not memory).
+    out.reserve(out.size() + 256 + 128 * fn.tensors.size() + 256 * fn.instructions.size());
+  }
   out += "kernel ";
   out += fn.name;
   out += '\n';
@@ -202,19 +206,23 @@ void print_function(std::string &out, const Function &fn, const SourceManager &s
   out += "\n  tensors: ";
   append_int(out, static_cast<std::int64_t>(fn.tensors.size()));
   out += '\n';
-  for (std::size_t i = 0; i < fn.tensors.size(); ++i)
+  for (std::size_t i = 0; i < fn.tensors.size(); ++i) {
     append_tensor(out, static_cast<TensorId>(i), fn.tensors[i], sources);
+    sink.flush_if_large();
+  }
   out += "  instructions: ";
   append_int(out, static_cast<std::int64_t>(fn.instructions.size()));
   out += '\n';
-  for (std::size_t i = 0; i < fn.instructions.size(); ++i)
+  for (std::size_t i = 0; i < fn.instructions.size(); ++i) {
     append_instruction(out, i, fn, fn.instructions[i], sources);
+    sink.flush_if_large();
+  }
 }
 
 std::string print_function(const Function &fn, const SourceManager &sources) {
-  std::string out;
-  print_function(out, fn, sources);
-  return out;
+  TextSink sink;
+  print_function(sink, fn, sources);
+  return std::move(sink.text);
 }
 
 } // namespace nkicc::ir

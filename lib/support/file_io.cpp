@@ -90,11 +90,19 @@ std::optional<std::string> read_file(const std::string &path, std::string &error
   return out;
 }
 
-bool write_file_atomically(const std::string &path, std::string_view data, std::string &error) {
-  if (path == "-")
-    return write_all(STDOUT_FILENO, data, error);
-  std::string dir = parent_dir(path);
-  std::string tmpl = join_path(dir, "." + file_stem(path) + ".nkicc-tmp-XXXXXX");
+AtomicOutput::AtomicOutput(std::string path) : path_(std::move(path)) {}
+
+AtomicOutput::~AtomicOutput() { discard(); }
+
+bool AtomicOutput::open(std::string &error) {
+  if (fd_ >= 0)
+    return true;
+  if (path_ == "-") {
+    fd_ = STDOUT_FILENO;
+    return true;
+  }
+  std::string dir = parent_dir(path_);
+  std::string tmpl = join_path(dir, "." + file_stem(path_) + ".nkicc-tmp-XXXXXX");
   int fd = ::mkstemp(tmpl.data());
   if (fd < 0) {
     error = "cannot create a temporary file in '" + (dir.empty() ? std::string(".") : dir) + "': " + errno_text(errno);
@@ -104,18 +112,66 @@ bool write_file_atomically(const std::string &path, std::string_view data, std::
   mode_t mask = ::umask(0);
   ::umask(mask);
   ::fchmod(fd, 0666 & ~mask);
-  bool ok = write_all(fd, data, error) && (::fsync(fd) == 0 || (error = errno_text(errno), false));
-  if (::close(fd) != 0 && ok) {
+  fd_ = fd;
+  temp_ = std::move(tmpl);
+  return true;
+}
+
+bool AtomicOutput::write(std::string_view data, std::string &error) {
+  if (failed_)
+    return false;
+  if (!open(error) || !write_all(fd_, data, error)) {
+    failed_ = true;
+    return false;
+  }
+  return true;
+}
+
+bool AtomicOutput::commit(std::string &error) {
+  if (failed_ || !open(error)) // nothing written yet: the output is an empty file
+    return false;
+  if (path_ == "-") {
+    fd_ = -1;
+    return true;
+  }
+  bool ok = ::fsync(fd_) == 0 || (error = errno_text(errno), false);
+  if (::close(fd_) != 0 && ok) {
     error = errno_text(errno);
     ok = false;
   }
-  if (ok && ::rename(tmpl.c_str(), path.c_str()) != 0) {
+  fd_ = -1;
+  if (ok && ::rename(temp_.c_str(), path_.c_str()) != 0) {
     error = errno_text(errno);
     ok = false;
   }
   if (!ok)
-    ::unlink(tmpl.c_str());
+    ::unlink(temp_.c_str());
+  temp_.clear();
   return ok;
+}
+
+void AtomicOutput::discard() {
+  if (fd_ >= 0 && path_ != "-") {
+    ::close(fd_);
+    ::unlink(temp_.c_str());
+  }
+  fd_ = -1;
+  temp_.clear();
+}
+
+bool write_file_atomically(const std::string &path, std::string_view data, std::string &error) {
+  AtomicOutput out(path);
+  return out.write(data, error) && out.commit(error);
+}
+
+TextSink::TextSink(Writer writer, std::size_t threshold) : writer_(std::move(writer)), threshold_(threshold) {}
+
+bool TextSink::flush() {
+  if (!writer_ || text.empty())
+    return ok_;
+  ok_ = ok_ && writer_(text);
+  text.clear();
+  return ok_;
 }
 
 bool same_file(const std::string &a, const std::string &b) {

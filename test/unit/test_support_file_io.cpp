@@ -6,6 +6,10 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 using namespace nkicc;
 
 TEST_CASE("path helpers", "[support]") {
@@ -67,4 +71,91 @@ TEST_CASE("same_file compares files, not spellings", "[support]") {
   ::unlink((dir + "/link.json").c_str());
   ::unlink((dir + "/a.json").c_str());
   ::rmdir(dir.c_str());
+}
+
+namespace {
+
+/// The names in a folder, without . and ..
+std::vector<std::string> folder_entries(const std::string &dir) {
+  std::vector<std::string> names;
+  DIR *d = ::opendir(dir.c_str());
+  while (dirent *e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name != "." && name != "..")
+      names.push_back(name);
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+} // namespace
+
+TEST_CASE("AtomicOutput: pieces become the file at commit, and vanish without it", "[support]") {
+  char tmpl[] = "/tmp/nkicc-unit-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl));
+  std::string dir = tmpl;
+  std::string path = dir + "/out.txt";
+  std::string error;
+  REQUIRE(write_file_atomically(path, "previous", error));
+  {
+    AtomicOutput out(path);
+    REQUIRE(out.write("new ", error));
+    REQUIRE(out.write("text", error));
+    // Until commit the target keeps its old content; the pieces sit in a temporary file.
+    CHECK(*read_file(path, error) == "previous");
+    CHECK(folder_entries(dir).size() == 2);
+  } // destroyed without commit
+  CHECK(*read_file(path, error) == "previous");
+  CHECK(folder_entries(dir) == std::vector<std::string>{"out.txt"});
+  {
+    AtomicOutput out(path);
+    REQUIRE(out.write("new ", error));
+    REQUIRE(out.write("text", error));
+    REQUIRE(out.commit(error));
+  }
+  CHECK(*read_file(path, error) == "new text");
+  CHECK(folder_entries(dir) == std::vector<std::string>{"out.txt"});
+  {
+    AtomicOutput out(path); // nothing written: the output is an empty file
+    REQUIRE(out.commit(error));
+  }
+  CHECK(read_file(path, error)->empty());
+  AtomicOutput missing(dir + "/missing/out.txt");
+  CHECK_FALSE(missing.write("x", error));
+  CHECK(error.find("cannot create a temporary file") != std::string::npos);
+  CHECK_FALSE(missing.write("y", error)); // every later write fails too
+  CHECK_FALSE(missing.commit(error));
+  ::unlink(path.c_str());
+  ::rmdir(dir.c_str());
+}
+
+TEST_CASE("TextSink: hands text on past its threshold, or collects it all", "[support]") {
+  std::vector<std::string> pieces;
+  TextSink sink(
+      [&](std::string_view text) {
+        pieces.emplace_back(text);
+        return pieces.size() < 3;
+      },
+      4);
+  sink.text += "ab";
+  sink.flush_if_large();
+  CHECK(pieces.empty());
+  sink.text += "cd";
+  sink.flush_if_large();
+  CHECK(pieces == std::vector<std::string>{"abcd"});
+  CHECK(sink.text.empty());
+  sink.text += "e";
+  CHECK(sink.flush());
+  CHECK(pieces.back() == "e");
+  sink.text += "f";
+  CHECK_FALSE(sink.flush()); // the writer failed: the sink stays failed
+  sink.text += "g";
+  CHECK_FALSE(sink.flush());
+
+  TextSink collect;
+  CHECK_FALSE(collect.streaming());
+  collect.text = std::string(10000, 'x');
+  collect.flush_if_large();
+  CHECK(collect.text.size() == 10000);
 }

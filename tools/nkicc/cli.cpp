@@ -118,27 +118,31 @@ std::string make_depfile(const std::string &output, const std::vector<std::strin
   return text + "\n";
 }
 
-/// Writes the result atomically to -o, or to stdout; returns the exit code.
-int deliver(const DriverOutput &out, const std::string &path, DiagnosticEngine &diags) {
+/// Makes the result visible at -o (atomically), or finishes it on stdout. A streamed result is
+/// already in `file`'s temporary file; any other is written now.
+void deliver(const DriverOutput &out, const std::string &path, AtomicOutput &file, TextSink &sink,
+             std::string &write_error, DiagnosticEngine &diags) {
   // Inputs are never modified (SPEC §10): -o may not name the description file or any file the
   // run has read (every file read is registered with the source manager under its path).
   const SourceManager &sources = diags.sources();
   for (FileId f = 1; f <= sources.file_count(); ++f) {
     std::string input(sources.name(f));
     if (input != "<stdin>" && same_file(path, input)) {
+      file.discard();
       diags.error({}, fmt::format("-o {} would overwrite the input file{}", escape_for_message(path, 256),
                                   input == path ? "" : " " + quote_for_message(input, 256)));
-      return 0;
+      return;
     }
   }
   if (path == "-" && out.binary && ::isatty(STDOUT_FILENO)) {
     diags.io_error("<stdout>", "refusing to write a binary blob to a terminal; use -o FILE or --emit=bir-text");
-    return 0;
+    return;
   }
-  std::string why;
-  if (!write_file_atomically(path, out.bytes, why))
-    diags.io_error(path == "-" ? "<stdout>" : path, "cannot write output: " + why);
-  return 0;
+  bool ok = out.streamed ? sink.flush() : file.write(out.bytes, write_error);
+  if (!ok || !file.commit(write_error)) {
+    file.discard();
+    diags.io_error(path == "-" ? "<stdout>" : path, "cannot write output: " + write_error);
+  }
 }
 
 int run_checked(int argc, char **argv) {
@@ -252,6 +256,12 @@ int run_checked(int argc, char **argv) {
 
   SourceManager sources;
   DiagnosticEngine diags(sources);
+  // Large text outputs are written while they are produced, into a temporary file that
+  // deliver() renames into place (or straight to stdout).
+  AtomicOutput file(g.output);
+  std::string write_error;
+  TextSink sink([&](std::string_view text) { return file.write(text, write_error); });
+  options.text_output = &sink;
   std::optional<DriverOutput> out;
   if (trace->parsed())
     out = run_trace(options, sources, diags);
@@ -262,7 +272,7 @@ int run_checked(int argc, char **argv) {
   else if (key->parsed())
     out = run_key(options, sources, diags);
   if (out && !diags.has_errors())
-    deliver(*out, g.output, diags);
+    deliver(*out, g.output, file, sink, write_error, diags);
   if (out && !diags.has_errors() && !g.depfile.empty()) {
     std::string why;
     if (!write_file_atomically(g.depfile, make_depfile(g.output, out->dependencies), why))

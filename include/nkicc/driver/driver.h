@@ -14,6 +14,8 @@
 
 namespace nkicc {
 
+class TextSink;
+
 /// Where `trace` stops, in pipeline order (Toy's "emit X": stop after stage X). Only the stages
 /// nkicc implements exist here.
 enum class EmitKind {
@@ -43,6 +45,9 @@ struct DriverOptions {
   std::function<void(const std::string &)> print_handler;
   /// Told each stage's wall time as it ends (mold's per-pass timers); the tool logs it at debug.
   std::function<void(std::string_view stage, double milliseconds)> stage_timer;
+  /// Where large text outputs (`--emit=ir|hlo|stablehlo`) are written as they are produced,
+  /// instead of being returned whole; null returns them in DriverOutput::bytes.
+  TextSink *text_output = nullptr;
 };
 
 /// The result of a run: the bytes for stdout or `-o`, and whether they are binary.
@@ -51,6 +56,8 @@ struct DriverOutput {
   bool binary = false;
   /// Every file the run read, in reading order: the description, sources, registry files.
   std::vector<std::string> dependencies;
+  /// The text went to DriverOptions::text_output as it was produced; `bytes` is empty.
+  bool streamed = false;
 };
 
 /// `nkicc trace`: runs the pipeline up to `options.emit`.

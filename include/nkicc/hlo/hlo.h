@@ -33,6 +33,10 @@
 #include <utility>
 #include <vector>
 
+namespace nkicc {
+class TextSink;
+}
+
 namespace nkicc::hlo {
 
 /// A tensor operand of a call as the framework sees it: the full tensor shape (not the
@@ -97,6 +101,14 @@ std::optional<std::string> hlo_module_text(std::string_view module_name, const s
 /// `error` set when a call's aliases do not hold.
 std::optional<std::string> stablehlo_text(std::string_view module_name, const std::vector<HloCall> &calls,
                                           HloFlavor flavor, std::string &error);
+
+/// The same two texts written through a sink, which hands them on as they grow (a module of
+/// 100,000 calls is gigabytes: each call embeds its kernel). False, with `error` set, before
+/// any text when an alias is invalid.
+bool write_hlo_module(TextSink &sink, std::string_view module_name, const std::vector<HloCall> &calls, HloFlavor flavor,
+                      std::string &error);
+bool write_stablehlo(TextSink &sink, std::string_view module_name, const std::vector<HloCall> &calls, HloFlavor flavor,
+                     std::string &error);
 
 /// `nkicc decode-config`: the base64 backend_config (surrounding whitespace ignored) decoded to
 /// nkicc's pretty JSON, then a blank line, then the embedded `serialize_ir_string` kernel as

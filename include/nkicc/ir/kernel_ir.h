@@ -19,6 +19,10 @@
 #include <utility>
 #include <vector>
 
+namespace nkicc {
+class TextSink;
+}
+
 namespace nkicc::ir {
 
 using trace::LoopKind;
@@ -216,8 +220,8 @@ private:
 /// line:col only (never paths), so output does not depend on where files live. The grammar of
 /// each line is at the top of lib/ir/print.cpp.
 std::string print_function(const Function &fn, const SourceManager &sources);
-/// Appends the text of print_function() to `out`.
-void print_function(std::string &out, const Function &fn, const SourceManager &sources);
+/// Appends the text of print_function() to a sink, which may write it out as it grows.
+void print_function(TextSink &out, const Function &fn, const SourceManager &sources);
 
 /// Makes tensor names unique in creation order: the first `load` keeps its name, later ones
 /// become `load.1`, `load.2`, ..., skipping any name already taken (a later tensor named

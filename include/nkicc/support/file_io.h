@@ -2,6 +2,8 @@
 // file in the target folder, renamed over the target only when the whole output is written.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +21,57 @@ std::optional<std::string> read_file(const std::string &path, std::string &error
 /// place. On failure the temporary file is removed, an existing `path` is left untouched and
 /// `error` says why. "-" writes to standard output.
 bool write_file_atomically(const std::string &path, std::string_view data, std::string &error);
+
+/// An output written in pieces and made visible at once: the pieces go to a temporary file in
+/// the folder of `path`, created at the first write, and commit() renames it over `path`.
+/// Destroyed (or discarded) without commit(), the temporary file is removed and `path` is left
+/// untouched. "-" writes straight to standard output.
+class AtomicOutput {
+public:
+  explicit AtomicOutput(std::string path);
+  ~AtomicOutput();
+  AtomicOutput(const AtomicOutput &) = delete;
+  AtomicOutput &operator=(const AtomicOutput &) = delete;
+
+  /// False, with `error` set, when the temporary file cannot be made or written; every later
+  /// write fails too.
+  bool write(std::string_view data, std::string &error);
+  /// Makes the output visible (an empty file when nothing was written).
+  bool commit(std::string &error);
+  void discard();
+
+private:
+  bool open(std::string &error);
+  std::string path_;
+  std::string temp_;
+  int fd_ = -1;
+  bool failed_ = false;
+};
+
+/// Text produced in pieces: an emitter appends to `text` and calls flush_if_large() between
+/// pieces, and the writer receives the text whenever it has grown past the threshold, so that
+/// gigabytes of IR or HLO text are never held at once. Without a writer, `text` collects
+/// everything.
+class TextSink {
+public:
+  using Writer = std::function<bool(std::string_view)>;
+  TextSink() = default;
+  explicit TextSink(Writer writer, std::size_t threshold = std::size_t{1} << 20);
+
+  std::string text;
+  void flush_if_large() {
+    if (writer_ && text.size() >= threshold_)
+      flush();
+  }
+  /// Hands the pending text to the writer; false once any write has failed.
+  bool flush();
+  bool streaming() const { return static_cast<bool>(writer_); }
+
+private:
+  Writer writer_;
+  std::size_t threshold_ = 0;
+  bool ok_ = true;
+};
 
 /// Whether two paths name the same file: the same device and inode when both exist (so links
 /// and `./x` match), else the same lexically normalized absolute path. "-" is no file.
