@@ -97,6 +97,49 @@ std::int64_t int_pow(std::int64_t base, std::int64_t exp) {
   return result;
 }
 
+} // namespace
+
+// 128-bit arithmetic is a GCC/Clang extension; __extension__ keeps -Wpedantic quiet about it.
+__extension__ typedef unsigned __int128 U128;
+
+double int_true_divide(std::int64_t a, std::int64_t b) {
+  // Python's int / int is the exact quotient rounded once to the nearest double (ties to
+  // even). Both operands within 2^53 convert exactly, and one IEEE division rounds once.
+  constexpr std::int64_t kExact = std::int64_t{1} << 53;
+  if (a > -kExact && a < kExact && b > -kExact && b < kExact)
+    return static_cast<double>(a) / static_cast<double>(b);
+  bool negative = (a < 0) != (b < 0);
+  U128 n = a < 0 ? -static_cast<U128>(a) : static_cast<U128>(a);
+  U128 d = b < 0 ? -static_cast<U128>(b) : static_cast<U128>(b);
+  if (n == 0)
+    return negative ? -0.0 : 0.0;
+  auto bits = [](U128 v) {
+    int k = 0;
+    while (v) {
+      v >>= 1;
+      ++k;
+    }
+    return k;
+  };
+  // Scale so that the integer quotient has 55 or 56 bits: 53 to keep, and the rest (with the
+  // remainder as a sticky bit) to round by. bits(n) + shift <= 55 + 64, within 128 bits.
+  int shift = 55 + bits(d) - bits(n);
+  U128 scaled = shift >= 0 ? n << shift : n >> -shift;
+  bool sticky = shift < 0 && (n & ((static_cast<U128>(1) << -shift) - 1)) != 0;
+  U128 q = scaled / d;
+  sticky = sticky || scaled % d != 0;
+  int excess = bits(q) - 53;
+  U128 low = q & ((static_cast<U128>(1) << excess) - 1);
+  U128 half = static_cast<U128>(1) << (excess - 1);
+  q >>= excess;
+  if (low > half || (low == half && (sticky || (q & 1))))
+    ++q; // may carry to 2^53, which a double still holds exactly
+  double result = std::ldexp(static_cast<double>(static_cast<std::uint64_t>(q)), excess - shift);
+  return negative ? -result : result;
+}
+
+namespace {
+
 Value int_binop(BinOpKind op, const Value &lv, const Value &rv) {
   std::int64_t a = int_of(lv), b = int_of(rv), r = 0;
   switch (op) {
@@ -115,7 +158,7 @@ Value int_binop(BinOpKind op, const Value &lv, const Value &rv) {
   case BinOpKind::Div:
     if (b == 0)
       raise_python("ZeroDivisionError", "division by zero");
-    return Value::floating(static_cast<double>(a) / static_cast<double>(b));
+    return Value::floating(int_true_divide(a, b));
   case BinOpKind::FloorDiv: {
     if (b == 0)
       raise_python("ZeroDivisionError", "integer division or modulo by zero");

@@ -196,6 +196,10 @@ template <class T> std::shared_ptr<T> Value::shared_as() const {
   return std::dynamic_pointer_cast<T>(std::static_pointer_cast<Object>(heap));
 }
 
+/// Python's `a / b` for ints (b != 0): the exact quotient rounded once to the nearest double,
+/// ties to even, also where the operands are beyond 2^53 and a conversion would round first.
+double int_true_divide(std::int64_t a, std::int64_t b);
+
 /// Python's type name of any value (`int`, `list`, `NoneType`, or the Object's).
 std::string_view type_name(const Value &v);
 /// Python's repr() of any value (ints, floats and strs exactly as CPython prints them).
