@@ -3,6 +3,7 @@
 #include "nkicc/cache/py_repr.h"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <stdexcept>
 
@@ -221,7 +222,49 @@ void Function::set_dst(Instruction &inst, std::size_t i, const AccessPattern &ap
   operands_[inst.first_operand + i] = store(ap);
 }
 
+namespace {
+
+/// Whether two attribute values are the same Python value of the same type: floats compare by
+/// their bits, so that -0.0 and 0.0 (equal as numbers, different as repr) stay apart.
+bool identical(const PyConstant &a, const PyConstant &b) {
+  if (a.kind != b.kind)
+    return false;
+  switch (a.kind) {
+  case PyConstant::Kind::None:
+    return true;
+  case PyConstant::Kind::Bool:
+    return a.b == b.b;
+  case PyConstant::Kind::Int:
+    return a.i == b.i;
+  case PyConstant::Kind::Float:
+    return std::bit_cast<std::uint64_t>(a.f) == std::bit_cast<std::uint64_t>(b.f);
+  case PyConstant::Kind::Str:
+    return a.s == b.s;
+  case PyConstant::Kind::Tuple:
+  case PyConstant::Kind::List:
+    return std::equal(a.items.begin(), a.items.end(), b.items.begin(), b.items.end(), identical);
+  case PyConstant::Kind::Dict:
+    return std::equal(a.dict.begin(), a.dict.end(), b.dict.begin(), b.dict.end(),
+                      [](const auto &x, const auto &y) { return x.first == y.first && identical(x.second, y.second); });
+  }
+  return false;
+}
+
+bool identical(const AttrList &a, const AttrList &b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const auto &x, const auto &y) { return x.first == y.first && identical(x.second, y.second); });
+}
+
+} // namespace
+
 void Function::set_attrs(Instruction &inst, const AttrList &attrs) {
+  // An unrolled loop sets the same few lists over and over (a matmul's, then its accumulating
+  // form): the lists interned last are checked before a key is built.
+  for (std::uint32_t id : recent_attrs_)
+    if (identical(attr_lists_[id], attrs)) {
+      inst.attrs = id;
+      return;
+    }
   // Python's repr tells every attribute value apart (1, 1.0 and True; -0.0; tuples and lists).
   std::string key;
   for (const auto &[attr_name, value] : attrs) {
@@ -234,6 +277,7 @@ void Function::set_attrs(Instruction &inst, const AttrList &attrs) {
   if (id == attr_lists_.size())
     attr_lists_.push_back(attrs);
   inst.attrs = id;
+  recent_attrs_[next_recent_++ % recent_attrs_.size()] = id;
 }
 
 std::int64_t bytes_per_partition(const Tensor &t) {

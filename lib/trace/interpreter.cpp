@@ -624,6 +624,9 @@ private:
   Value get_attr(const Value &v, const AttributeExpr &a, SourceLoc loc);
   void assign(const Expr &target, Value v);
   Value eval_subscript_key(const Expr &slice);
+  /// Keeps a subscript key's tuple and slice records for the next key, when nothing else
+  /// holds them.
+  void recycle_subscript_key(Value &key);
   Value eval_call(const CallExpr &c);
   void build_args(const CallExpr &c, CallArgs &args);
   Value make_function(const Arguments *params, const FunctionDefStmt *def, const Expr *lambda_body,
@@ -756,19 +759,72 @@ void Evaluator::elements(ExprList elts, std::vector<Value> &out) {
 }
 
 Value Evaluator::eval_subscript_key(const Expr &slice) {
+  // Keys of `t[a:b, c:d]` are made and dropped for every load and store of an unrolled loop:
+  // their tuple and slice records come from spares that recycle_subscript_key() returns.
   if (slice.kind == ExprKind::Slice) {
     const auto &s = slice.as<SliceExpr>();
-    return Value::slice(s.lower ? eval(*s.lower) : Value(), s.upper ? eval(*s.upper) : Value(),
-                        s.step ? eval(*s.step) : Value());
+    std::shared_ptr<SliceData> data;
+    if (in_.spare_slices_.empty()) {
+      data = std::make_shared<SliceData>();
+    } else {
+      data = std::move(in_.spare_slices_.back());
+      in_.spare_slices_.pop_back();
+    }
+    if (s.lower)
+      data->lower = eval(*s.lower);
+    if (s.upper)
+      data->upper = eval(*s.upper);
+    if (s.step)
+      data->step = eval(*s.step);
+    Value out;
+    out.kind = Value::Kind::Slice;
+    out.heap = std::move(data);
+    return out;
   }
   if (slice.kind == ExprKind::Tuple) {
-    std::vector<Value> items;
-    items.reserve(slice.as<TupleExpr>().elts.size());
+    std::shared_ptr<SeqData> data;
+    if (in_.spare_tuples_.empty()) {
+      data = std::make_shared<SeqData>();
+    } else {
+      data = std::move(in_.spare_tuples_.back());
+      in_.spare_tuples_.pop_back();
+    }
+    data->items.reserve(slice.as<TupleExpr>().elts.size());
     for (const Expr *x : slice.as<TupleExpr>().elts)
-      items.push_back(eval_subscript_key(*x));
-    return Value::tuple(std::move(items));
+      data->items.push_back(eval_subscript_key(*x));
+    Value out;
+    out.kind = Value::Kind::Tuple;
+    out.heap = std::move(data);
+    return out;
   }
   return eval(slice);
+}
+
+void Evaluator::recycle_subscript_key(Value &key) {
+  // Only records nothing else holds: the object indexed may have kept the key.
+  constexpr std::size_t kMaxSpares = 64;
+  if (!key.heap || key.heap.use_count() != 1)
+    return;
+  auto recycle_slice = [this](Value &v) {
+    if (v.kind != Value::Kind::Slice || v.heap.use_count() != 1 || in_.spare_slices_.size() >= kMaxSpares)
+      return;
+    auto data = std::static_pointer_cast<SliceData>(std::move(v.heap));
+    data->lower = Value();
+    data->upper = Value();
+    data->step = Value();
+    in_.spare_slices_.push_back(std::move(data));
+  };
+  if (key.kind == Value::Kind::Slice) {
+    recycle_slice(key);
+    return;
+  }
+  if (key.kind != Value::Kind::Tuple || in_.spare_tuples_.size() >= kMaxSpares)
+    return;
+  auto data = std::static_pointer_cast<SeqData>(std::move(key.heap));
+  for (Value &item : data->items)
+    recycle_slice(item);
+  data->items.clear();
+  in_.spare_tuples_.push_back(std::move(data));
 }
 
 std::string Evaluator::fstring(const JoinedStrExpr &j) {
@@ -917,7 +973,9 @@ Value Evaluator::eval_inner(const Expr &e) {
     const auto &s = e.as<SubscriptExpr>();
     Value c = eval(*s.value);
     Value key = eval_subscript_key(*s.slice);
-    return in_.get_item(c, key, e.begin());
+    Value item = in_.get_item(c, key, e.begin());
+    recycle_subscript_key(key);
+    return item;
   }
   case ExprKind::Slice:
     return eval_subscript_key(e);

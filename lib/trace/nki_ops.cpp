@@ -238,6 +238,13 @@ std::shared_ptr<TensorRef> new_tile(KernelBuilder &kb, std::string_view stem, ir
   return kb.full_view(id);
 }
 
+/// A matmul's attributes: every matmul of a trace has one of these two lists.
+const ir::AttrList &accumulate_attrs(bool accumulate) {
+  static const ir::AttrList yes = {{"accumulate", PyConstant::boolean(true)}};
+  static const ir::AttrList no = {{"accumulate", PyConstant::boolean(false)}};
+  return accumulate ? yes : no;
+}
+
 ir::AttrList with_mask(ir::AttrList attrs, const Value *mask) {
   if (mask) {
     if (auto *m = mask->as<MaskObject>())
@@ -431,8 +438,7 @@ Value nc_matmul(KernelBuilder &kb, const TensorRef &stationary, const TensorRef 
                 fmt::format("size of dimension 1 in 'moving{}' of '{}' exceed architecture limitation of {}.",
                             shape_text(m), op, kMovingFmax));
   auto out = new_tile(kb, "matmul", ir::Memory::Psum, {s[1], m[1]}, DType::Float32);
-  kb.emit(ir::Opcode::MatMul, ir::Engine::Tensor, {out->ap}, {stationary.ap, moving.ap},
-          {{"accumulate", PyConstant::boolean(false)}});
+  kb.emit(ir::Opcode::MatMul, ir::Engine::Tensor, {out->ap}, {stationary.ap, moving.ap}, accumulate_attrs(false));
   kb.fn.matmul_mac_count = checked_add(kb.fn.matmul_mac_count, checked_mul(checked_mul(s[0], s[1]), m[1]));
   return Value::object(out);
 }
@@ -709,7 +715,7 @@ void assign_to_view(Interpreter &, TensorRef &target, const Value &value, std::o
           raise_error("ValueError", fmt::format("cannot accumulate a matmul result {} into {}", shape_text(v->shape()),
                                                 target.describe()));
         kb.fn.set_dst(inst, 0, target.ap);
-        kb.fn.set_attrs(inst, {{"accumulate", PyConstant::boolean(true)}});
+        kb.fn.set_attrs(inst, accumulate_attrs(true));
         kb.last_writer[target.ap.tensor] = writer;
         return;
       }

@@ -1,4 +1,5 @@
 #include "nkicc/ir/kernel_ir.h"
+#include "nkicc/cache/py_repr.h"
 
 #include <catch2/catch.hpp>
 
@@ -143,4 +144,39 @@ TEST_CASE("number_tensor_names: agrees with the set-of-all-names definition", "[
     INFO("round " << round);
     CHECK(numbered(names) == reference_numbering(names));
   }
+}
+
+TEST_CASE("attribute lists are interned by Python value, not by numeric equality", "[ir]") {
+  // 0.0 and -0.0, 1 and True and 1.0, a tuple and a list are different attributes, even when
+  // the same list was set just before.
+  Function fn;
+  const std::vector<AttrList> lists = {
+      {{"scale", PyConstant::floating(0.0)}},
+      {{"scale", PyConstant::floating(-0.0)}},
+      {{"scale", PyConstant::floating(0.0)}},
+      {{"scale", PyConstant::integer(1)}},
+      {{"scale", PyConstant::boolean(true)}},
+      {{"scale", PyConstant::floating(1.0)}},
+      {{"scale", PyConstant::tuple({PyConstant::integer(1)})}},
+      {{"scale", PyConstant::list({PyConstant::integer(1)})}},
+      {{"scale", PyConstant::integer(1)}},
+  };
+  for (const AttrList &attrs : lists) {
+    Instruction header;
+    fn.append(header, {}, {}, attrs);
+  }
+  REQUIRE(fn.instructions.size() == lists.size());
+  for (std::size_t i = 0; i < lists.size(); ++i) {
+    INFO("instruction " << i);
+    const AttrList &stored = fn.attrs(fn.instructions[i]);
+    REQUIRE(stored.size() == 1);
+    CHECK(py_repr(stored[0].second) == py_repr(lists[i][0].second));
+  }
+  CHECK(fn.instructions[0].attrs == fn.instructions[2].attrs);
+  CHECK(fn.instructions[3].attrs == fn.instructions[8].attrs);
+  CHECK(fn.instructions[0].attrs != fn.instructions[1].attrs);
+  CHECK(fn.instructions[3].attrs != fn.instructions[4].attrs);
+  CHECK(fn.instructions[4].attrs != fn.instructions[5].attrs);
+  CHECK(fn.instructions[6].attrs != fn.instructions[7].attrs);
+  CHECK(fn.distinct_attr_lists() == 8); // the empty list and 7 distinct ones
 }

@@ -60,3 +60,17 @@ TEST_CASE("an access pattern of more dimensions than inline room keeps its shape
   AccessPattern copy = ap;
   CHECK(copy.pattern == ap.pattern);
 }
+
+TEST_CASE("SmallVector: resizing within the inline capacity allocates nothing", "[ir]") {
+  nkicc::ir::SmallVector<int, 4> v;
+  v.resize(3, 7);
+  CHECK(v.capacity() == 4); // still inline
+  CHECK(v.size() == 3);
+  CHECK(v[2] == 7);
+  v.resize(4);
+  CHECK(v.capacity() == 4);
+  v.resize(5);
+  CHECK(v.capacity() >= 5); // now on the heap
+  CHECK(v[4] == 0);
+  CHECK(v[0] == 7);
+}

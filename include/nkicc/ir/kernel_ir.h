@@ -213,6 +213,8 @@ private:
   ListInterner<std::int64_t> programs_;
   ListInterner<char> attr_keys_; ///< an attribute list's text, which identifies it
   std::vector<AttrList> attr_lists_;
+  std::array<std::uint32_t, 4> recent_attrs_{}; ///< the lists set_attrs() interned last (0 is the empty list)
+  std::uint32_t next_recent_ = 0;
 };
 
 /// The canonical, line-oriented text of a function (`--emit=ir`), stable for golden tests:

@@ -106,7 +106,8 @@ public:
   void resize(size_type n) { resize(n, T()); }
   void resize(size_type n, const T &value) {
     if (n > size_) {
-      reserve(grown(n));
+      if (n > cap_)
+        reserve(grown(n));
       std::uninitialized_fill(end(), data() + n, value);
     }
     size_ = static_cast<std::uint32_t>(n);

@@ -342,6 +342,9 @@ private:
   std::vector<std::vector<std::pair<std::string, Value>>> spare_keywords_;
   /// Scopes of finished calls that nothing else held, reset (bounded the same way).
   std::vector<std::shared_ptr<Scope>> spare_scopes_;
+  /// Subscript keys' records, reused (Evaluator::eval_subscript_key).
+  std::vector<std::shared_ptr<SliceData>> spare_slices_;
+  std::vector<std::shared_ptr<SeqData>> spare_tuples_;
 };
 
 } // namespace nkicc::trace
