@@ -57,7 +57,7 @@ std::string with_suggestion(std::string message, std::string_view word, const st
 void JsonChecker::error(const JsonValue &v, const JsonPointer &ptr, std::string message) {
   std::string where = ptr.str();
   Diagnostic d;
-  d.loc = v.loc;
+  d.loc = v.loc();
   d.message = where.empty() ? std::move(message) : fmt::format("{}: {}", where, message);
   d.id = id_;
   report(std::move(d));
@@ -78,22 +78,23 @@ bool JsonChecker::flush() {
 }
 
 bool JsonChecker::expect(const JsonValue &v, Kind kind, const JsonPointer &ptr, std::string_view what) {
-  if (v.kind == kind)
+  if (v.kind() == kind)
     return true;
-  error(v, ptr, fmt::format("expected {}, found {}", what, json_kind_name(v.kind)));
+  error(v, ptr, fmt::format("expected {}, found {}", what, json_kind_name(v.kind())));
   return false;
 }
 
 bool JsonChecker::check_fields(const JsonValue &obj, const JsonPointer &ptr, const std::vector<std::string> &accepted) {
   bool all_known = true;
-  for (const auto &[key, value] : obj.members) {
+  for (const auto &[key, value] : obj.members()) {
     bool known = false;
     for (const std::string &a : accepted)
-      known = known || a == key.text;
+      known = known || a == key.text();
     if (known)
       continue;
     all_known = false;
-    std::string msg = with_suggestion(fmt::format("unknown field {}", quote_for_message(key.text)), key.text, accepted);
+    std::string msg =
+        with_suggestion(fmt::format("unknown field {}", quote_for_message(key.text())), key.text(), accepted);
     error(key, ptr, msg + fmt::format(" (accepted: {})", quote_list(accepted)));
   }
   return all_known;
@@ -102,40 +103,40 @@ bool JsonChecker::check_fields(const JsonValue &obj, const JsonPointer &ptr, con
 std::optional<std::string> JsonChecker::string(const JsonValue &v, const JsonPointer &ptr) {
   if (!expect(v, Kind::String, ptr, "a string"))
     return std::nullopt;
-  return v.text;
+  return std::string(v.text());
 }
 
 std::optional<std::int64_t> JsonChecker::integer(const JsonValue &v, const JsonPointer &ptr) {
-  if (v.kind != Kind::Number) {
-    error(v, ptr, fmt::format("expected an integer, found {}", json_kind_name(v.kind)));
+  if (v.kind() != Kind::Number) {
+    error(v, ptr, fmt::format("expected an integer, found {}", json_kind_name(v.kind())));
     return std::nullopt;
   }
   if (!v.is_integer_literal()) {
     // 1e0 is an integer's value, but JSON and Python both read it as a float.
-    bool fraction = v.text.find('.') != std::string::npos;
+    bool fraction = v.text().find('.') != std::string_view::npos;
     error(v, ptr,
           fraction ? std::string("expected an integer, found a fractional number")
                    : fmt::format("expected an integer, found {} (a number with an exponent)",
-                                 escape_for_message(v.text, kShownDigits)));
+                                 escape_for_message(v.text(), kShownDigits)));
     return std::nullopt;
   }
   std::int64_t out = 0;
-  auto [end, ec] = std::from_chars(v.text.data(), v.text.data() + v.text.size(), out);
-  if (ec != std::errc() || end != v.text.data() + v.text.size()) {
-    error(v, ptr, number_out_of_range_message(v.text));
+  auto [end, ec] = std::from_chars(v.text().data(), v.text().data() + v.text().size(), out);
+  if (ec != std::errc() || end != v.text().data() + v.text().size()) {
+    error(v, ptr, number_out_of_range_message(v.text()));
     return std::nullopt;
   }
   return out;
 }
 
 std::optional<PyConstant> JsonChecker::constant(const JsonValue &v, const JsonPointer &ptr) {
-  switch (v.kind) {
+  switch (v.kind()) {
   case Kind::Null:
     return PyConstant::none();
   case Kind::Bool:
-    return PyConstant::boolean(v.boolean);
+    return PyConstant::boolean(v.boolean());
   case Kind::String:
-    return PyConstant::str(v.text);
+    return PyConstant::str(std::string(v.text()));
   case Kind::Number: {
     if (v.is_integer_literal()) {
       auto i = integer(v, ptr);
@@ -146,18 +147,18 @@ std::optional<PyConstant> JsonChecker::constant(const JsonValue &v, const JsonPo
     // The JSON reader has rejected literals beyond the double range (1e400: JSON has no
     // infinity, where Python's json module would read inf); 1e-400 is 0.0, as in Python
     // (strtod rounds correctly).
-    double d = std::strtod(v.text.c_str(), nullptr);
+    double d = std::strtod(std::string(v.text()).c_str(), nullptr);
     if (std::isinf(d)) {
       // RapidJSON lets 9e308 through: its range check looks at the exponent only.
-      error(v, ptr, number_out_of_range_message(v.text));
+      error(v, ptr, number_out_of_range_message(v.text()));
       return std::nullopt;
     }
     return PyConstant::floating(d);
   }
   case Kind::Array: {
     std::vector<PyConstant> items;
-    for (std::size_t i = 0; i < v.items.size(); ++i) {
-      auto c = constant(v.items[i], pointer_append(ptr, i));
+    for (std::size_t i = 0; i < v.items().size(); ++i) {
+      auto c = constant(v.items()[i], pointer_append(ptr, i));
       if (!c)
         return std::nullopt;
       items.push_back(std::move(*c));
@@ -165,8 +166,8 @@ std::optional<PyConstant> JsonChecker::constant(const JsonValue &v, const JsonPo
     return PyConstant::list(std::move(items));
   }
   case Kind::Object: {
-    if (v.members.size() == 1 && v.members[0].first.text == "tuple") {
-      const JsonValue &arr = v.members[0].second;
+    if (v.members().size() == 1 && v.members()[0].key.text() == "tuple") {
+      const JsonValue &arr = v.members()[0].value;
       JsonPointer p = pointer_append(ptr, "tuple");
       if (!expect(arr, Kind::Array, p, "an array of tuple items"))
         return std::nullopt;
@@ -176,11 +177,11 @@ std::optional<PyConstant> JsonChecker::constant(const JsonValue &v, const JsonPo
       return PyConstant::tuple(std::move(list->items));
     }
     std::vector<std::pair<std::string, PyConstant>> entries;
-    for (const auto &[key, value] : v.members) {
-      auto c = constant(value, pointer_append(ptr, key.text));
+    for (const auto &[key, value] : v.members()) {
+      auto c = constant(value, pointer_append(ptr, key.text()));
       if (!c)
         return std::nullopt;
-      entries.emplace_back(key.text, std::move(*c));
+      entries.emplace_back(key.text(), std::move(*c));
     }
     return PyConstant::make_dict(std::move(entries));
   }

@@ -5,19 +5,21 @@
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
+#include <cstring>
+#include <new>
 #include <set>
 
 namespace nkicc {
 
 const JsonValue *JsonValue::find(std::string_view key) const {
-  for (const auto &[k, v] : members)
-    if (k.text == key)
-      return &v;
+  for (const JsonMember &m : members())
+    if (m.key.text() == key)
+      return &m.value;
   return nullptr;
 }
 
 bool JsonValue::is_integer_literal() const {
-  return kind == Kind::Number && text.find_first_of(".eE") == std::string::npos;
+  return kind_ == Kind::Number && text().find_first_of(".eE") == std::string_view::npos;
 }
 
 const char *json_kind_name(JsonValue::Kind kind) {
@@ -61,41 +63,25 @@ unsigned lone_surrogate(std::string_view s) {
   return 0;
 }
 
-struct Frame {
-  JsonValue value;
-  std::optional<JsonValue> pending_key;
-  std::set<std::string, std::less<>> keys; ///< filled only once an object is large
+} // namespace
 
-  /// Records a key; false when the object has it already. Small objects are scanned, which
-  /// allocates nothing; a large one gets a set so that a huge object stays O(n log n).
-  bool insert_key(const std::string &key) {
-    constexpr std::size_t kScanLimit = 16;
-    if (value.members.size() < kScanLimit) {
-      for (const auto &member : value.members)
-        if (member.first.text == key)
-          return false;
-      return true;
-    }
-    if (keys.empty())
-      for (const auto &member : value.members)
-        keys.insert(member.first.text);
-    return keys.insert(key).second;
-  }
-};
-
-class Builder {
+/// Builds a JsonDocument from RapidJSON's SAX events. The values of the open arrays and
+/// objects wait on one scratch stack (an object's as key, value, key, value...); when a
+/// container ends, its values move as one contiguous run into the document's blocks, which
+/// never move, so a finished value can point at its children.
+class JsonBuilder {
 public:
-  Builder(std::string_view text, FileId file, DiagnosticEngine &diags, const JsonParseOptions &options,
-          const rapidjson::MemoryStream &stream)
+  JsonBuilder(std::string_view text, FileId file, DiagnosticEngine &diags, const JsonParseOptions &options,
+              const rapidjson::MemoryStream &stream)
       : text_(text), file_(file), diags_(diags), options_(options), stream_(stream) {}
 
   bool Null() { return scalar(JsonValue::Kind::Null, {}, false); }
   bool Bool(bool b) { return scalar(JsonValue::Kind::Bool, {}, b); }
   bool RawNumber(const char *s, rapidjson::SizeType n, bool) {
-    return scalar(JsonValue::Kind::Number, std::string(s, n), false);
+    return scalar(JsonValue::Kind::Number, std::string_view(s, n), false);
   }
   bool String(const char *s, rapidjson::SizeType n, bool) {
-    return scalar(JsonValue::Kind::String, std::string(s, n), false);
+    return scalar(JsonValue::Kind::String, std::string_view(s, n), false);
   }
   // Unused with kParseNumbersAsStringsFlag, but the SAX interface requires them.
   bool Int(int) { return false; }
@@ -105,18 +91,16 @@ public:
   bool Double(double) { return false; }
 
   bool Key(const char *s, rapidjson::SizeType n, bool) {
-    JsonValue key;
-    key.kind = JsonValue::Kind::String;
-    key.text.assign(s, n);
-    key.loc = start_loc();
-    if (!check_string(key))
+    JsonValue key = leaf(JsonValue::Kind::String, start_offset());
+    if (!check_string(key, std::string_view(s, n)))
       return false;
-    Frame &frame = stack_.back();
-    if (!frame.insert_key(key.text)) {
-      diags_.error(key.loc, fmt::format("duplicate key {} in object", quote_for_message(key.text)), options_.error_id);
+    set_text(key, std::string_view(s, n));
+    if (!insert_key(key.text())) {
+      diags_.error(key.loc(), fmt::format("duplicate key {} in object", quote_for_message(key.text())),
+                   options_.error_id);
       return false;
     }
-    frame.pending_key = std::move(key);
+    scratch_.push_back(key);
     mark();
     return true;
   }
@@ -126,10 +110,21 @@ public:
   bool EndObject(rapidjson::SizeType) { return end(); }
   bool EndArray(rapidjson::SizeType) { return end(); }
 
-  std::optional<JsonValue> take_root() { return std::move(root_); }
+  JsonDocument take_document() {
+    doc_.root_ = scratch_.empty() ? JsonValue() : scratch_.back();
+    scratch_.clear();
+    return std::move(doc_);
+  }
 
 private:
-  SourceLoc start_loc() const {
+  struct Frame {
+    JsonValue::Kind kind;
+    std::uint32_t offset;
+    std::size_t first; ///< the index of its first value on the scratch stack
+    std::unique_ptr<std::set<std::string_view, std::less<>>> keys; ///< made only once an object is large
+  };
+
+  std::uint32_t start_offset() const {
     // The value starts at the first byte after the previous token that is not white space or
     // a separator: RapidJSON reports events after the token, so nkicc scans forward from the
     // end of the previous one.
@@ -141,15 +136,61 @@ private:
       else
         break;
     }
-    return {file_, static_cast<std::uint32_t>(i)};
+    return static_cast<std::uint32_t>(i);
   }
   void mark() { last_end_ = stream_.Tell(); }
   // RapidJSON's iterative parser calls Start*/End* before it takes the bracket.
   void mark_after_bracket() { last_end_ = stream_.Tell() + 1; }
 
-  bool check_string(const JsonValue &v) {
-    if (unsigned cp = lone_surrogate(v.text)) {
-      diags_.error(v.loc,
+  JsonValue leaf(JsonValue::Kind kind, std::uint32_t offset) const {
+    JsonValue v;
+    v.kind_ = kind;
+    v.offset_ = offset;
+    v.file_ = file_;
+    return v;
+  }
+
+  /// Points a String or Number at its text: the source bytes when they are the text itself
+  /// (a number, or a string without escapes), else a copy in the document.
+  void set_text(JsonValue &v, std::string_view decoded) {
+    std::size_t begin = v.offset_ + (v.kind_ == JsonValue::Kind::String ? 1 : 0);
+    const char *data = nullptr;
+    if (begin <= text_.size() && text_.substr(begin, decoded.size()) == decoded) {
+      data = text_.data() + begin;
+    } else {
+      char *copy = static_cast<char *>(allocate(decoded.size(), 1));
+      if (!decoded.empty())
+        std::memcpy(copy, decoded.data(), decoded.size());
+      data = copy;
+    }
+    v.data_ = data;
+    v.size_ = static_cast<std::uint32_t>(decoded.size());
+  }
+
+  /// Records a key of the innermost object; false when the object has it already. Small
+  /// objects are scanned, which allocates nothing; a large one gets a set so that a huge object
+  /// stays O(n log n).
+  bool insert_key(std::string_view key) {
+    constexpr std::size_t kScanLimit = 16;
+    Frame &frame = stack_.back();
+    std::size_t count = (scratch_.size() - frame.first) / 2;
+    if (count < kScanLimit) {
+      for (std::size_t i = frame.first; i < scratch_.size(); i += 2)
+        if (scratch_[i].text() == key)
+          return false;
+      return true;
+    }
+    if (!frame.keys) {
+      frame.keys = std::make_unique<std::set<std::string_view, std::less<>>>();
+      for (std::size_t i = frame.first; i < scratch_.size(); i += 2)
+        frame.keys->insert(scratch_[i].text());
+    }
+    return frame.keys->insert(key).second;
+  }
+
+  bool check_string(const JsonValue &v, std::string_view decoded) {
+    if (unsigned cp = lone_surrogate(decoded)) {
+      diags_.error(v.loc(),
                    fmt::format("string contains a lone surrogate \\u{:04x}, which is not valid Unicode text", cp),
                    options_.error_id);
       return false;
@@ -157,52 +198,76 @@ private:
     return true;
   }
 
-  bool scalar(JsonValue::Kind kind, std::string text, bool b) {
-    JsonValue v;
-    v.kind = kind;
-    v.text = std::move(text);
-    v.boolean = b;
-    v.loc = start_loc();
-    if (kind == JsonValue::Kind::String && !check_string(v))
+  bool scalar(JsonValue::Kind kind, std::string_view decoded, bool b) {
+    JsonValue v = leaf(kind, start_offset());
+    v.boolean_ = b;
+    if (kind == JsonValue::Kind::String && !check_string(v, decoded))
       return false;
+    if (kind == JsonValue::Kind::String || kind == JsonValue::Kind::Number)
+      set_text(v, decoded);
     mark();
-    return attach(std::move(v));
+    scratch_.push_back(v);
+    return true;
   }
 
   bool start(JsonValue::Kind kind) {
-    SourceLoc loc = start_loc();
+    std::uint32_t offset = start_offset();
     if (stack_.size() >= options_.max_depth) {
-      diags_.error(loc, fmt::format("JSON nesting is deeper than {} levels", options_.max_depth), options_.error_id);
+      diags_.error({file_, offset}, fmt::format("JSON nesting is deeper than {} levels", options_.max_depth),
+                   options_.error_id);
       return false;
     }
-    Frame f;
-    f.value.kind = kind;
-    f.value.loc = loc;
-    stack_.push_back(std::move(f));
+    stack_.push_back({kind, offset, scratch_.size(), nullptr});
     mark_after_bracket();
     return true;
   }
 
   bool end() {
-    JsonValue v = std::move(stack_.back().value);
+    Frame &frame = stack_.back();
+    JsonValue v = leaf(frame.kind, frame.offset);
+    std::size_t n = scratch_.size() - frame.first;
+    const JsonValue *values = scratch_.data() + frame.first;
+    if (frame.kind == JsonValue::Kind::Array) {
+      if (n) {
+        auto *items = static_cast<JsonValue *>(allocate(n * sizeof(JsonValue), alignof(JsonValue)));
+        for (std::size_t i = 0; i < n; ++i)
+          new (items + i) JsonValue(values[i]);
+        v.data_ = items;
+      }
+      v.size_ = static_cast<std::uint32_t>(n);
+    } else {
+      std::size_t members = n / 2;
+      if (members) {
+        auto *out = static_cast<JsonMember *>(allocate(members * sizeof(JsonMember), alignof(JsonMember)));
+        for (std::size_t i = 0; i < members; ++i)
+          new (out + i) JsonMember{values[2 * i], values[2 * i + 1]};
+        v.data_ = out;
+      }
+      v.size_ = static_cast<std::uint32_t>(members);
+    }
+    scratch_.resize(frame.first);
     stack_.pop_back();
     mark_after_bracket();
-    return attach(std::move(v));
+    scratch_.push_back(v);
+    return true;
   }
 
-  bool attach(JsonValue v) {
-    if (stack_.empty()) {
-      root_ = std::move(v);
-      return true;
+  /// Storage that never moves, from blocks the document owns; a large request gets its own.
+  void *allocate(std::size_t bytes, std::size_t align) {
+    constexpr std::size_t kBlock = 256 * 1024;
+    std::size_t at = (used_ + align - 1) & ~(align - 1);
+    if (block_ && at + bytes <= kBlock) {
+      used_ = at + bytes;
+      return block_ + at;
     }
-    Frame &parent = stack_.back();
-    if (parent.value.kind == JsonValue::Kind::Array) {
-      parent.value.items.push_back(std::move(v));
-    } else {
-      parent.value.members.emplace_back(std::move(*parent.pending_key), std::move(v));
-      parent.pending_key.reset();
+    if (bytes > kBlock / 4) {
+      doc_.blocks_.emplace_back(new std::byte[bytes]);
+      return doc_.blocks_.back().get();
     }
-    return true;
+    doc_.blocks_.emplace_back(new std::byte[kBlock]);
+    block_ = doc_.blocks_.back().get();
+    used_ = bytes;
+    return block_;
   }
 
   std::string_view text_;
@@ -211,9 +276,14 @@ private:
   const JsonParseOptions &options_;
   const rapidjson::MemoryStream &stream_;
   std::vector<Frame> stack_;
-  std::optional<JsonValue> root_;
+  std::vector<JsonValue> scratch_; ///< the values of the open containers, then the root
   std::size_t last_end_ = 0;
+  JsonDocument doc_;
+  std::byte *block_ = nullptr; ///< the block being filled
+  std::size_t used_ = 0;
 };
+
+namespace {
 
 // What a syntax error code expects next, in the user's words.
 std::string expectation(rapidjson::ParseErrorCode code) {
@@ -309,11 +379,11 @@ std::string syntax_message(std::string_view text, std::size_t offset, rapidjson:
 
 } // namespace
 
-std::optional<JsonValue> parse_json(const SourceManager &sources, FileId file, DiagnosticEngine &diags,
-                                    const JsonParseOptions &options) {
+std::optional<JsonDocument> parse_json(const SourceManager &sources, FileId file, DiagnosticEngine &diags,
+                                       const JsonParseOptions &options) {
   std::string_view text = sources.contents(file);
   rapidjson::MemoryStream stream(text.data(), text.size());
-  Builder builder(text, file, diags, options, stream);
+  JsonBuilder builder(text, file, diags, options, stream);
   rapidjson::Reader reader;
   constexpr unsigned flags =
       rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag | rapidjson::kParseNumbersAsStringsFlag;
@@ -336,7 +406,7 @@ std::optional<JsonValue> parse_json(const SourceManager &sources, FileId file, D
                 options.error_id);
     return std::nullopt;
   }
-  return builder.take_root();
+  return builder.take_document();
 }
 
 } // namespace nkicc

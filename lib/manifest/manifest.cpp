@@ -33,9 +33,9 @@ public:
   std::optional<Manifest> check(const JsonValue &root, FileId file) {
     Manifest m;
     m.file = file;
-    if (root.kind != Kind::Object) {
-      diags_.error(root.loc,
-                   fmt::format("a kernel description must be a JSON object, not {}", json_kind_name(root.kind)), kId);
+    if (root.kind() != Kind::Object) {
+      diags_.error(root.loc(),
+                   fmt::format("a kernel description must be a JSON object, not {}", json_kind_name(root.kind())), kId);
       return std::nullopt;
     }
     check_fields(root, kRoot, {"nkicc", "name", "target", "sources", "calls"});
@@ -63,7 +63,7 @@ public:
       if (auto s = string(*v, pointer_append(kRoot, "target"))) {
         if (find_target(*s)) {
           m.target = *s;
-          m.target_loc = v->loc;
+          m.target_loc = v->loc();
         } else {
           error(*v, pointer_append(kRoot, "target"),
                 with_suggestion(fmt::format("unknown target {}", quote_for_message(*s)), *s, target_names()) +
@@ -74,15 +74,15 @@ public:
 
     if (const JsonValue *v = root.find("sources")) {
       if (expect(*v, Kind::Array, pointer_append(kRoot, "sources"), "an array of sources"))
-        for (std::size_t i = 0; i < v->items.size(); ++i)
-          if (auto src = source(v->items[i], pointer_append(pointer_append(kRoot, "sources"), i)))
+        for (std::size_t i = 0; i < v->items().size(); ++i)
+          if (auto src = source(v->items()[i], pointer_append(pointer_append(kRoot, "sources"), i)))
             m.sources.push_back(std::move(*src));
     }
 
     if (const JsonValue *v = root.find("calls")) {
       if (expect(*v, Kind::Array, pointer_append(kRoot, "calls"), "an array of calls"))
-        for (std::size_t i = 0; i < v->items.size(); ++i)
-          if (auto c = call(v->items[i], pointer_append(pointer_append(kRoot, "calls"), i), i))
+        for (std::size_t i = 0; i < v->items().size(); ++i)
+          if (auto c = call(v->items()[i], pointer_append(pointer_append(kRoot, "calls"), i), i))
             m.calls.push_back(std::move(*c));
     } else {
       error(root, kRoot, "missing required field 'calls' (the list of kernel calls, may be empty)");
@@ -108,14 +108,14 @@ private:
   std::optional<std::vector<std::int64_t>> dims(const JsonValue &v, const Pointer &ptr, std::string_view what) {
     if (!expect(v, Kind::Array, ptr, fmt::format("{} (an array of positive integers)", what)))
       return std::nullopt;
-    if (v.items.empty()) {
+    if (v.items().empty()) {
       error(v, ptr, fmt::format("{} must have at least one dimension", what));
       return std::nullopt;
     }
     std::vector<std::int64_t> out;
     bool ok = true;
-    for (std::size_t i = 0; i < v.items.size(); ++i) {
-      auto d = positive(v.items[i], pointer_append(ptr, i), "a dimension");
+    for (std::size_t i = 0; i < v.items().size(); ++i) {
+      auto d = positive(v.items()[i], pointer_append(ptr, i), "a dimension");
       ok = ok && d.has_value();
       if (d)
         out.push_back(*d);
@@ -127,7 +127,7 @@ private:
 
   std::optional<TensorSpec> tensor(const JsonValue &v, const Pointer &ptr, bool allow_access_shape) {
     TensorSpec t;
-    t.loc = v.loc;
+    t.loc = v.loc();
     std::vector<std::string> accepted = {"shape", "dtype", "name"};
     if (allow_access_shape)
       accepted.push_back("access_shape");
@@ -196,12 +196,12 @@ private:
   }
 
   static bool looks_like_tensor(const JsonValue &v) {
-    return v.kind == Kind::Object && (v.find("shape") || v.find("dtype"));
+    return v.kind() == Kind::Object && (v.find("shape") || v.find("dtype"));
   }
 
   std::optional<Argument> argument(const JsonValue &v, const Pointer &ptr) {
     Argument a;
-    a.loc = v.loc;
+    a.loc = v.loc();
     if (looks_like_tensor(v)) {
       auto t = tensor(v, ptr, false);
       if (!t)
@@ -221,7 +221,7 @@ private:
       return std::nullopt;
     check_fields(v, ptr, {"path", "name", "code"});
     KernelSource src;
-    src.loc = v.loc;
+    src.loc = v.loc();
     const JsonValue *path = v.find("path");
     const JsonValue *code = v.find("code");
     const JsonValue *name = v.find("name");
@@ -250,7 +250,7 @@ private:
         // A source that cannot be read is an I/O error (exit 3), located at its `path` value.
         Diagnostic d;
         d.error_class = ErrorClass::IO;
-        d.loc = path->loc;
+        d.loc = path->loc();
         d.message = fmt::format("{}: cannot read kernel source {}: {}", p.str(),
                                 quote_for_message(src.resolved_path, 256), why);
         d.id = kId;
@@ -290,7 +290,7 @@ private:
       return std::nullopt;
     Call c;
     c.index = index;
-    c.loc = v.loc;
+    c.loc = v.loc();
     const JsonValue *kernel = v.find("kernel");
     const JsonValue *internal = v.find("internal");
     if (kernel && internal) {
@@ -330,15 +330,15 @@ private:
         ok = false;
       }
       e.kernel = *s;
-      e.kernel_loc = kernel.loc;
+      e.kernel_loc = kernel.loc();
     } else {
       ok = false;
     }
     if (const JsonValue *args = v.find("args")) {
       Pointer p = pointer_append(ptr, "args");
       if (expect(*args, Kind::Array, p, "an array of arguments")) {
-        for (std::size_t i = 0; i < args->items.size(); ++i) {
-          auto a = argument(args->items[i], pointer_append(p, i));
+        for (std::size_t i = 0; i < args->items().size(); ++i) {
+          auto a = argument(args->items()[i], pointer_append(p, i));
           ok = ok && a.has_value();
           if (a)
             e.args.push_back(std::move(*a));
@@ -350,11 +350,11 @@ private:
     if (const JsonValue *kwargs = v.find("kwargs")) {
       Pointer p = pointer_append(ptr, "kwargs");
       if (expect(*kwargs, Kind::Object, p, "an object of keyword arguments")) {
-        for (const auto &[key, value] : kwargs->members) {
-          auto a = argument(value, pointer_append(p, key.text));
+        for (const auto &[key, value] : kwargs->members()) {
+          auto a = argument(value, pointer_append(p, key.text()));
           ok = ok && a.has_value();
           if (a)
-            e.kwargs.emplace_back(key.text, std::move(*a));
+            e.kwargs.emplace_back(key.text(), std::move(*a));
         }
       } else {
         ok = false;
@@ -368,7 +368,7 @@ private:
           ok = false;
         }
         e.grid = std::move(*g);
-        e.grid_loc = grid->loc;
+        e.grid_loc = grid->loc();
       } else {
         ok = false;
       }
@@ -377,7 +377,7 @@ private:
       Pointer p = pointer_append(ptr, "nc");
       if (auto k = positive(*nc, p, "'nc'")) {
         e.nc = *k;
-        e.nc_loc = nc->loc;
+        e.nc_loc = nc->loc();
         if (e.grid.empty() && ok) {
           error(*nc, p, "'nc' spreads the first grid dimension over physical cores and needs a 'grid'");
           ok = false;
@@ -392,19 +392,19 @@ private:
     if (const JsonValue *opts = v.find("opts")) {
       Pointer p = pointer_append(ptr, "opts");
       if (expect(*opts, Kind::Object, p, "an object of compile options")) {
-        for (const auto &[key, value] : opts->members) {
-          Pointer q = pointer_append(p, key.text);
-          if (value.kind == Kind::Array || value.kind == Kind::Object) {
+        for (const auto &[key, value] : opts->members()) {
+          Pointer q = pointer_append(p, key.text());
+          if (value.kind() == Kind::Array || value.kind() == Kind::Object) {
             error(value, q,
                   fmt::format("compile option {} must be a scalar (string, number, boolean or null), found {}",
-                              quote_for_message(key.text), json_kind_name(value.kind)));
+                              quote_for_message(key.text()), json_kind_name(value.kind())));
             ok = false;
             continue;
           }
           auto c = constant(value, q);
           ok = ok && c.has_value();
           if (c)
-            e.opts.emplace_back(key.text, std::move(*c));
+            e.opts.emplace_back(key.text(), std::move(*c));
         }
       } else {
         ok = false;
@@ -420,13 +420,13 @@ private:
       return std::nullopt;
     std::vector<TensorSpec> out;
     bool ok = true;
-    for (std::size_t i = 0; i < v.items.size(); ++i) {
+    for (std::size_t i = 0; i < v.items().size(); ++i) {
       Pointer p = pointer_append(ptr, i);
-      if (!expect(v.items[i], Kind::Object, p, "a tensor ({\"shape\": [...], \"dtype\": ...})")) {
+      if (!expect(v.items()[i], Kind::Object, p, "a tensor ({\"shape\": [...], \"dtype\": ...})")) {
         ok = false;
         continue;
       }
-      auto t = tensor(v.items[i], p, true);
+      auto t = tensor(v.items()[i], p, true);
       ok = ok && t.has_value();
       if (t)
         out.push_back(std::move(*t));
@@ -446,7 +446,7 @@ private:
         ok = false;
       }
       c.internal = *s;
-      c.internal_loc = internal.loc;
+      c.internal_loc = internal.loc();
       c.kernel_name = *s;
     } else {
       ok = false;
@@ -506,10 +506,10 @@ private:
 
 std::optional<Manifest> load_manifest(SourceManager &sources, FileId file, const ManifestLoadOptions &options,
                                       DiagnosticEngine &diags) {
-  auto root = parse_json(sources, file, diags);
-  if (!root)
+  auto doc = parse_json(sources, file, diags);
+  if (!doc)
     return std::nullopt;
-  return Checker(sources, diags, options).check(*root, file);
+  return Checker(sources, diags, options).check(doc->root(), file);
 }
 
 } // namespace nkicc

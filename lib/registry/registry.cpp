@@ -64,8 +64,8 @@ public:
   /// The file's entries in document order; empty when any error was found (all are reported).
   std::optional<std::vector<RegistryEntry>> check(const JsonValue &root) {
     std::vector<RegistryEntry> entries;
-    if (root.kind != Kind::Object) {
-      error(root, kRoot, fmt::format("a registry must be a JSON object, not {}", json_kind_name(root.kind)));
+    if (root.kind() != Kind::Object) {
+      error(root, kRoot, fmt::format("a registry must be a JSON object, not {}", json_kind_name(root.kind())));
       flush();
       return std::nullopt;
     }
@@ -83,8 +83,8 @@ public:
     if (const JsonValue *v = root.find("kernels")) {
       JsonPointer p = pointer_append(kRoot, "kernels");
       if (expect(*v, Kind::Object, p, "an object of kernel entries by func_name"))
-        for (const auto &[key, value] : v->members)
-          if (auto e = entry(key, value, pointer_append(p, key.text)))
+        for (const auto &[key, value] : v->members())
+          if (auto e = entry(key, value, pointer_append(p, key.text())))
             entries.push_back(std::move(*e));
     } else {
       error(root, kRoot, "missing required field 'kernels' (an object of kernel entries by func_name)");
@@ -118,10 +118,10 @@ private:
   ///           "results"?: positive int}
   std::optional<RegistryEntry> entry(const JsonValue &key, const JsonValue &v, const JsonPointer &ptr) {
     RegistryEntry e;
-    e.func_name = key.text;
-    e.loc = key.loc;
+    e.func_name = key.text();
+    e.loc = key.loc();
     bool ok = true;
-    if (key.text.empty()) {
+    if (key.text().empty()) {
       error(key, ptr, "a func_name must not be empty");
       ok = false;
     }
@@ -133,13 +133,13 @@ private:
       JsonPointer p = pointer_append(ptr, "source");
       if (auto path = nonempty_string(*s, p, "a source path")) {
         e.source = join_path(folder_, *path);
-        e.source_loc = s->loc;
+        e.source_loc = s->loc();
         if (std::string why = missing_file_reason(e.source); !why.empty()) {
           // The registry names a file that is not there: an I/O error (exit 3), as a
           // description file's missing source is.
           Diagnostic d;
           d.error_class = ErrorClass::IO;
-          d.loc = s->loc;
+          d.loc = s->loc();
           d.message =
               fmt::format("{}: cannot read kernel source {}: {}", p.str(), quote_for_message(e.source, 256), why);
           d.id = kId;
@@ -159,7 +159,7 @@ private:
       if (auto name = nonempty_string(*n, p, "an entry function name")) {
         if (is_identifier(*name)) {
           e.entry = *name;
-          e.entry_loc = n->loc;
+          e.entry_loc = n->loc();
         } else {
           error(*n, p, fmt::format("entry {} is not a Python function name", quote_for_message(*name)));
           ok = false;
@@ -189,8 +189,8 @@ private:
     if (const JsonValue *args = v.find("args")) {
       JsonPointer p = pointer_append(ptr, "args");
       if (expect(*args, Kind::Array, p, "an array of arguments")) {
-        for (std::size_t i = 0; i < args->items.size(); ++i) {
-          auto a = argument(args->items[i], pointer_append(p, i), e.results);
+        for (std::size_t i = 0; i < args->items().size(); ++i) {
+          auto a = argument(args->items()[i], pointer_append(p, i), e.results);
           ok = ok && a.has_value();
           if (a)
             e.args.push_back(std::move(*a));
@@ -203,16 +203,16 @@ private:
     if (const JsonValue *kwargs = v.find("kwargs")) {
       JsonPointer p = pointer_append(ptr, "kwargs");
       if (expect(*kwargs, Kind::Object, p, "an object of keyword arguments")) {
-        for (const auto &[name, value] : kwargs->members) {
-          JsonPointer q = pointer_append(p, name.text);
-          if (!is_identifier(name.text)) {
-            error(name, q, fmt::format("keyword {} is not a Python parameter name", quote_for_message(name.text)));
+        for (const auto &[name, value] : kwargs->members()) {
+          JsonPointer q = pointer_append(p, name.text());
+          if (!is_identifier(name.text())) {
+            error(name, q, fmt::format("keyword {} is not a Python parameter name", quote_for_message(name.text())));
             ok = false;
           }
           auto a = argument(value, q, e.results);
           ok = ok && a.has_value();
           if (a)
-            e.kwargs.emplace_back(name.text, std::move(*a));
+            e.kwargs.emplace_back(name.text(), std::move(*a));
         }
       } else {
         ok = false;
@@ -231,13 +231,13 @@ private:
                 "an argument ({\"operand\": i}, {\"result_dim\": [i, d]}, {\"attr\": name} or {\"const\": value})"))
       return std::nullopt;
     bool ok = check_fields(v, ptr, kArgFields);
-    const std::pair<JsonValue, JsonValue> *form = nullptr;
-    for (const auto &member : v.members) {
-      if (std::find(kArgForms.begin(), kArgForms.end(), member.first.text) == kArgForms.end())
+    const JsonMember *form = nullptr;
+    for (const auto &member : v.members()) {
+      if (std::find(kArgForms.begin(), kArgForms.end(), member.key.text()) == kArgForms.end())
         continue;
       if (form) {
-        error(member.first, ptr,
-              fmt::format("an argument has one form, found both '{}' and '{}'", form->first.text, member.first.text));
+        error(member.key, ptr,
+              fmt::format("an argument has one form, found both '{}' and '{}'", form->key.text(), member.key.text()));
         return std::nullopt;
       }
       form = &member;
@@ -250,9 +250,9 @@ private:
     }
 
     RegistryArg a;
-    a.loc = v.loc;
-    const std::string &kind = form->first.text;
-    const JsonValue &value = form->second;
+    a.loc = v.loc();
+    std::string_view kind = form->key.text();
+    const JsonValue &value = form->value;
     JsonPointer p = pointer_append(ptr, kind);
     const JsonValue *def = v.find("default");
     if (def && kind != "attr") {
@@ -269,18 +269,18 @@ private:
       a.kind = RegistryArg::Kind::ResultDim;
       if (!expect(value, Kind::Array, p, "[result index, dimension] (an array of two integers)"))
         return std::nullopt;
-      if (value.items.size() != 2) {
+      if (value.items().size() != 2) {
         error(value, p,
-              fmt::format("expected [result index, dimension], found {} item{}", value.items.size(),
-                          value.items.size() == 1 ? "" : "s"));
+              fmt::format("expected [result index, dimension], found {} item{}", value.items().size(),
+                          value.items().size() == 1 ? "" : "s"));
         return std::nullopt;
       }
-      auto r = index(value.items[0], pointer_append(p, std::size_t{0}), "a result index");
-      auto d = index(value.items[1], pointer_append(p, std::size_t{1}), "a dimension");
+      auto r = index(value.items()[0], pointer_append(p, std::size_t{0}), "a result index");
+      auto d = index(value.items()[1], pointer_append(p, std::size_t{1}), "a dimension");
       if (!r || !d)
         return std::nullopt;
       if (static_cast<std::uint64_t>(*r) >= results) {
-        error(value.items[0], pointer_append(p, std::size_t{0}),
+        error(value.items()[0], pointer_append(p, std::size_t{0}),
               fmt::format("result index {} is out of range: the entry returns {} result{}", *r, results,
                           results == 1 ? "" : "s"));
         return std::nullopt;
@@ -335,12 +335,12 @@ bool Registry::load(const std::vector<std::string> &folders, SourceManager &sour
     FileId file = sources.add_buffer(path, std::move(*text));
     JsonParseOptions options;
     options.error_id = "registry-json";
-    auto root = parse_json(sources, file, diags, options);
-    if (!root) {
+    auto doc = parse_json(sources, file, diags, options);
+    if (!doc) {
       ok = false;
       continue;
     }
-    auto entries = RegistryChecker(diags, folder).check(*root);
+    auto entries = RegistryChecker(diags, folder).check(doc->root());
     if (!entries) {
       ok = false;
       continue;

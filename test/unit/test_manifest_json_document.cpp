@@ -8,12 +8,15 @@ namespace {
 struct Parsed {
   SourceManager sm;
   DiagnosticEngine diags{sm};
-  std::optional<JsonValue> value;
+  std::optional<JsonDocument> doc;
+  const JsonValue *value = nullptr;
   explicit Parsed(std::string text, std::size_t max_depth = 256) {
     auto f = sm.add_buffer("t.json", std::move(text));
     JsonParseOptions opt;
     opt.max_depth = max_depth;
-    value = parse_json(sm, f, diags, opt);
+    doc = parse_json(sm, f, diags, opt);
+    if (doc)
+      value = &doc->root();
   }
   std::string first_error() const {
     if (diags.diagnostics().empty())
@@ -29,26 +32,26 @@ TEST_CASE("every value records where it starts", "[manifest]") {
   Parsed p("{\"a\": [1, \"x\", {\"b\": null}],\n \"c\": true}");
   REQUIRE(p.value);
   const JsonValue &root = *p.value;
-  CHECK(root.loc.offset == 0);
+  CHECK(root.loc().offset == 0);
   const JsonValue *a = root.find("a");
   REQUIRE(a);
-  CHECK(a->loc.offset == 6);
-  CHECK(a->items[0].loc.offset == 7);
-  CHECK(a->items[1].loc.offset == 10);
-  CHECK(a->items[2].loc.offset == 15);
-  CHECK(a->items[2].members[0].first.loc.offset == 16);
-  CHECK(root.members[1].first.loc.offset == 30);
-  CHECK(root.find("c")->loc.offset == 35);
+  CHECK(a->loc().offset == 6);
+  CHECK(a->items()[0].loc().offset == 7);
+  CHECK(a->items()[1].loc().offset == 10);
+  CHECK(a->items()[2].loc().offset == 15);
+  CHECK(a->items()[2].members()[0].key.loc().offset == 16);
+  CHECK(root.members()[1].key.loc().offset == 30);
+  CHECK(root.find("c")->loc().offset == 35);
 }
 
 TEST_CASE("numbers keep their literal text", "[manifest]") {
   Parsed p("[1, -0, 1.5e3, 123456789012345678901234567890]");
   REQUIRE(p.value);
-  CHECK(p.value->items[0].text == "1");
-  CHECK(p.value->items[1].text == "-0");
-  CHECK(p.value->items[2].text == "1.5e3");
-  CHECK_FALSE(p.value->items[2].is_integer_literal());
-  CHECK(p.value->items[3].is_integer_literal());
+  CHECK(p.value->items()[0].text() == "1");
+  CHECK(p.value->items()[1].text() == "-0");
+  CHECK(p.value->items()[2].text() == "1.5e3");
+  CHECK_FALSE(p.value->items()[2].is_integer_literal());
+  CHECK(p.value->items()[3].is_integer_literal());
 }
 
 TEST_CASE("syntax errors are located", "[manifest]") {
@@ -113,11 +116,73 @@ TEST_CASE("a lone surrogate escape is rejected", "[manifest]") {
         "1:2 string contains a lone surrogate \\udc00, which is not valid Unicode text");
   Parsed ok(R"(["\ud83d\ude00"])");
   REQUIRE(ok.value);
-  CHECK(ok.value->items[0].text == "\U0001F600");
+  CHECK(ok.value->items()[0].text() == "\U0001F600");
 }
 
 TEST_CASE("nesting deeper than the limit is an error, not a stack overflow", "[manifest]") {
   CHECK(Parsed(std::string(1'000'000, '['), 256).first_error() == "1:257 JSON nesting is deeper than 256 levels");
   Parsed shallow("[[[1]]]", 3);
   CHECK(shallow.value);
+}
+
+TEST_CASE("a value is a compact node", "[manifest]") {
+  static_assert(sizeof(JsonValue) <= 24);
+  static_assert(sizeof(JsonMember) == 2 * sizeof(JsonValue));
+}
+
+TEST_CASE("strings are decoded, with or without escapes", "[manifest]") {
+  Parsed p(R"({"plain": "abc", "esc\"aped": "a\\b\nc", "": "", "u": "\u00e9x", "nested": [[], {}, ["q"]]})");
+  REQUIRE(p.value);
+  const JsonValue &root = *p.value;
+  REQUIRE(root.members().size() == 5);
+  CHECK(root.members()[0].key.text() == "plain");
+  CHECK(root.members()[0].value.text() == "abc");
+  CHECK(root.members()[1].key.text() == "esc\"aped");
+  CHECK(root.members()[1].value.text() == "a\\b\nc");
+  CHECK(root.find("esc\"aped") == &root.members()[1].value);
+  CHECK(root.members()[2].key.text().empty());
+  CHECK(root.find("")->text().empty());
+  CHECK(root.find("u")->text() == "\xC3\xA9x");
+  const JsonValue *nested = root.find("nested");
+  REQUIRE(nested);
+  REQUIRE(nested->items().size() == 3);
+  CHECK(nested->items()[0].kind() == JsonValue::Kind::Array);
+  CHECK(nested->items()[0].items().empty());
+  CHECK(nested->items()[1].kind() == JsonValue::Kind::Object);
+  CHECK(nested->items()[1].members().empty());
+  CHECK(nested->items()[2].items()[0].text() == "q");
+  CHECK(nested->items()[2].items()[0].loc().offset == 85);
+  CHECK(root.find("missing") == nullptr);
+  CHECK(nested->find("plain") == nullptr);
+}
+
+TEST_CASE("a large object still refuses a duplicate key", "[manifest]") {
+  std::string text = "{";
+  for (int i = 0; i < 40; ++i)
+    text += "\"k" + std::to_string(i) + "\": " + std::to_string(i) + ", ";
+  Parsed ok(text + "\"last\": true}");
+  REQUIRE(ok.value);
+  CHECK(ok.value->members().size() == 41);
+  CHECK(ok.value->find("k39")->text() == "39");
+  CHECK(ok.value->find("last")->boolean());
+  CHECK(Parsed(text + "\"k\\u0031\": 0}").first_error().ends_with("duplicate key 'k1' in object"));
+}
+
+TEST_CASE("the document outlives the parse and can be moved", "[manifest]") {
+  SourceManager sm;
+  DiagnosticEngine diags{sm};
+  auto f = sm.add_buffer("t.json", R"({"a": ["x\ty", 2, {"b": [true, null]}]})");
+  std::optional<JsonDocument> doc = parse_json(sm, f, diags);
+  REQUIRE(doc);
+  JsonDocument moved = std::move(*doc);
+  doc.reset();
+  const JsonValue *a = moved.root().find("a");
+  REQUIRE(a);
+  CHECK(a->items()[0].text() == "x\ty");
+  CHECK(a->items()[1].text() == "2");
+  const JsonValue *b = a->items()[2].find("b");
+  REQUIRE(b);
+  CHECK(b->items()[0].kind() == JsonValue::Kind::Bool);
+  CHECK(b->items()[0].boolean());
+  CHECK(b->items()[1].kind() == JsonValue::Kind::Null);
 }

@@ -1,33 +1,85 @@
 // A JSON document that remembers where every value came from, so that each manifest error can
 // be reported at the offending value (SPEC §2). Parsing is RapidJSON's iterative SAX reader:
 // no recursion, so 1,000,000 nested arrays cannot overflow the stack.
+//
+// The document is compact: a value is a 24-byte node, the items of an array and the members of
+// an object are contiguous runs of nodes, and the text of a string or number is a view, into
+// the source buffer when the string has no escape (the SourceManager keeps the buffer alive),
+// else into the document's own storage. A JsonDocument owns the nodes and the decoded text;
+// its values live as long as it does.
 #pragma once
 
 #include "nkicc/support/diagnostics.h"
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace nkicc {
 
-struct JsonValue {
-  enum class Kind { Null, Bool, Number, String, Array, Object };
+struct JsonMember;
 
-  Kind kind = Kind::Null;
-  bool boolean = false;
+class JsonValue {
+public:
+  enum class Kind : std::uint8_t { Null, Bool, Number, String, Array, Object };
+
+  Kind kind() const { return kind_; }
+  bool boolean() const { return boolean_; }
   /// String: the decoded UTF-8 text. Number: the literal as written (`-1.5e3`), so that nkicc
-  /// decides itself between int64 and double.
-  std::string text;
-  std::vector<JsonValue> items;
-  std::vector<std::pair<JsonValue, JsonValue>> members; ///< (key as String, value), in document order
-  SourceLoc loc;                                        ///< the first byte of the value
+  /// decides itself between int64 and double. Empty for other kinds.
+  std::string_view text() const {
+    return is_text() ? std::string_view(static_cast<const char *>(data_), size_) : std::string_view();
+  }
+  /// The items of an Array (empty for other kinds).
+  std::span<const JsonValue> items() const {
+    return kind_ == Kind::Array ? std::span<const JsonValue>(static_cast<const JsonValue *>(data_), size_)
+                                : std::span<const JsonValue>();
+  }
+  /// The (key as String, value) members of an Object, in document order (empty for other kinds).
+  std::span<const JsonMember> members() const;
+  SourceLoc loc() const { return {file_, offset_}; } ///< the first byte of the value
 
   const JsonValue *find(std::string_view key) const;
   bool is_integer_literal() const; ///< a Number written without fraction or exponent
+
+private:
+  friend class JsonBuilder;
+
+  bool is_text() const { return kind_ == Kind::String || kind_ == Kind::Number; }
+
+  const void *data_ = nullptr; ///< text chars, first JsonValue item, or first JsonMember
+  std::uint32_t size_ = 0;     ///< text length, item count or member count
+  std::uint32_t offset_ = 0;
+  FileId file_ = kNoFile;
+  Kind kind_ = Kind::Null;
+  bool boolean_ = false;
+};
+
+struct JsonMember {
+  JsonValue key; ///< a String
+  JsonValue value;
+};
+
+inline std::span<const JsonMember> JsonValue::members() const {
+  return kind_ == Kind::Object ? std::span<const JsonMember>(static_cast<const JsonMember *>(data_), size_)
+                               : std::span<const JsonMember>();
+}
+
+/// A parsed document: owns the storage its values point into (nodes and unescaped text); the
+/// source buffer itself stays with the SourceManager, which must outlive the document.
+class JsonDocument {
+public:
+  const JsonValue &root() const { return root_; }
+
+private:
+  friend class JsonBuilder;
+  JsonValue root_;
+  std::vector<std::unique_ptr<std::byte[]>> blocks_;
 };
 
 struct JsonParseOptions {
@@ -39,8 +91,8 @@ struct JsonParseOptions {
 
 /// Parses a registered buffer. Syntax errors, duplicate keys, invalid UTF-8 and lone
 /// surrogates are reported at their position; the result is empty when any was found.
-std::optional<JsonValue> parse_json(const SourceManager &sources, FileId file, DiagnosticEngine &diags,
-                                    const JsonParseOptions &options = {});
+std::optional<JsonDocument> parse_json(const SourceManager &sources, FileId file, DiagnosticEngine &diags,
+                                       const JsonParseOptions &options = {});
 
 /// The message for a number literal nkicc cannot hold: an integer beyond int64, or a float
 /// beyond the double range (JSON has no infinity, so nkicc does not read one as inf).
