@@ -448,8 +448,13 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
   auto target = target_for(options, *manifest, diags);
   if (!target)
     return std::nullopt;
-  if (options.emit == EmitKind::Manifest)
-    return DriverOutput{manifest_to_json(*manifest, sources), false, files_read(*manifest, sources)};
+  if (options.emit == EmitKind::Manifest) {
+    TextSink collected;
+    TextSink &sink = options.text_output ? *options.text_output : collected;
+    write_manifest_json(sink, *manifest, sources);
+    return DriverOutput{std::move(collected.text), false, files_read(*manifest, sources),
+                        options.text_output != nullptr};
+  }
 
   std::optional<std::vector<python::Module>> modules;
   {

@@ -1,6 +1,7 @@
 // `--emit=manifest`: the loaded description written back as canonical JSON, so that a golden
 // test sees exactly what nkicc understood (defaults filled in, sources hashed).
 #include "nkicc/manifest/manifest.h"
+#include "nkicc/support/file_io.h"
 #include "nkicc/support/json_writer.h"
 #include "nkicc/support/sha256.h"
 
@@ -68,8 +69,8 @@ PyConstant call_json(const Call &call) {
 
 } // namespace
 
-std::string manifest_to_json(const Manifest &m, const SourceManager &sources) {
-  std::vector<PyConstant> srcs, calls;
+void write_manifest_json(TextSink &out, const Manifest &m, const SourceManager &sources) {
+  std::vector<PyConstant> srcs;
   for (const KernelSource &s : m.sources) {
     std::string_view text = sources.contents(s.file);
     Entries e = {{"name", str(s.name)}};
@@ -79,16 +80,45 @@ std::string manifest_to_json(const Manifest &m, const SourceManager &sources) {
     e.emplace_back("sha256", str(sha256_hex(text)));
     srcs.push_back(PyConstant::make_dict(std::move(e)));
   }
-  for (const Call &c : m.calls)
-    calls.push_back(call_json(c));
+  // The calls are the last member: the document is printed with an empty list there, and each
+  // call is printed on its own into the list, so that a description of a million calls is
+  // never held as one tree.
   PyConstant root = PyConstant::make_dict({
       {"nkicc", PyConstant::integer(kManifestVersion)},
       {"name", str(m.name)},
       {"target", m.target ? str(*m.target) : PyConstant::none()},
       {"sources", PyConstant::list(std::move(srcs))},
-      {"calls", PyConstant::list(std::move(calls))},
+      {"calls", PyConstant::list({})},
   });
-  return to_pretty_json(root) + "\n";
+  std::string head = to_pretty_json(root);
+  constexpr std::string_view kEmptyCalls = "[]\n}";
+  if (m.calls.empty() || !head.ends_with(kEmptyCalls)) {
+    out.text += head;
+    out.text += '\n';
+    return;
+  }
+  head.resize(head.size() - kEmptyCalls.size());
+  out.text += head;
+  out.text += "[\n";
+  for (std::size_t i = 0; i < m.calls.size(); ++i) {
+    std::string call = to_pretty_json(call_json(m.calls[i]));
+    // Two levels deeper than at the top: every line of the call gets four more spaces.
+    out.text += "    ";
+    for (char c : call) {
+      out.text += c;
+      if (c == '\n')
+        out.text += "    ";
+    }
+    out.text += i + 1 < m.calls.size() ? ",\n" : "\n";
+    out.flush_if_large();
+  }
+  out.text += "  ]\n}\n";
+}
+
+std::string manifest_to_json(const Manifest &m, const SourceManager &sources) {
+  TextSink sink;
+  write_manifest_json(sink, m, sources);
+  return std::move(sink.text);
 }
 
 } // namespace nkicc

@@ -14,6 +14,8 @@
 
 namespace nkicc {
 
+class TextSink;
+
 inline constexpr std::int64_t kManifestVersion = 1;
 
 struct TensorSpec {
@@ -103,5 +105,7 @@ std::optional<Manifest> load_manifest(SourceManager &sources, FileId file, const
 /// The loaded description as canonical JSON (the `--emit=manifest` stage): fixed key order,
 /// defaults filled in, two-space indentation, a final newline.
 std::string manifest_to_json(const Manifest &manifest, const SourceManager &sources);
+/// The same text written through a sink, one call at a time.
+void write_manifest_json(TextSink &out, const Manifest &manifest, const SourceManager &sources);
 
 } // namespace nkicc
