@@ -364,7 +364,8 @@ std::string write_kernel(const ir::Function &fn, std::string_view target_name, c
   return release(fbb);
 }
 
-std::string write_module(const ModuleInfo &info, const std::vector<std::pair<std::string_view, std::string_view>> &kernels,
+std::string write_module(const ModuleInfo &info,
+                         const std::vector<std::pair<std::string_view, std::string_view>> &kernels,
                          const std::vector<ModuleCall> &calls) {
   std::size_t kernel_bytes = 0;
   for (const auto &kernel : kernels)

@@ -63,7 +63,8 @@ struct ModuleInfo {
 
 /// The module blob of a run: `kernels` are (cache key, kernel blob) pairs stored in the given
 /// order, each blob byte for byte; `calls` become NKIKLIRKernel instructions in order.
-std::string write_module(const ModuleInfo &info, const std::vector<std::pair<std::string_view, std::string_view>> &kernels,
+std::string write_module(const ModuleInfo &info,
+                         const std::vector<std::pair<std::string_view, std::string_view>> &kernels,
                          const std::vector<ModuleCall> &calls);
 
 /// The canonical text of a module blob, or nullopt with `error` set (a lowercase message such
