@@ -42,6 +42,11 @@ std::string_view cmp_op_name(CmpOpKind op) {
   return names[static_cast<std::size_t>(op)];
 }
 
+std::string_view cmp_op_symbol(CmpOpKind op) {
+  static constexpr std::string_view symbols[] = {"==", "!=", "<", "<=", ">", ">=", "is", "is not", "in", "not in"};
+  return symbols[static_cast<std::size_t>(op)];
+}
+
 std::string_view context_name(ExprContext ctx) {
   static constexpr std::string_view names[] = {"Load", "Store", "Del"};
   return names[static_cast<std::size_t>(ctx)];

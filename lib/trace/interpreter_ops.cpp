@@ -60,25 +60,6 @@ std::string_view op_symbol(BinOpKind op) {
   return "?";
 }
 
-std::string_view cmp_symbol(CmpOpKind op) {
-  switch (op) {
-  case CmpOpKind::Lt:
-    return "<";
-  case CmpOpKind::LtE:
-    return "<=";
-  case CmpOpKind::Gt:
-    return ">";
-  case CmpOpKind::GtE:
-    return ">=";
-  case CmpOpKind::Eq:
-    return "==";
-  case CmpOpKind::NotEq:
-    return "!=";
-  default:
-    return "?";
-  }
-}
-
 [[noreturn]] void unsupported_operands(BinOpKind op, const Value &l, const Value &r) {
   raise_python("TypeError", "unsupported operand type(s) for " + std::string(op_symbol(op)) + ": '" + tn(l) +
                                 "' and '" + tn(r) + "'");
@@ -687,7 +668,7 @@ static std::optional<int> order(Interpreter &interp, CmpOpKind op, const Value &
     }
     return x.size() < y.size() ? -1 : x.size() > y.size() ? 1 : 0;
   }
-  raise_python("TypeError", "'" + std::string(cmp_symbol(op)) + "' not supported between instances of '" + tn(a) +
+  raise_python("TypeError", "'" + std::string(python::cmp_op_symbol(op)) + "' not supported between instances of '" + tn(a) +
                                 "' and '" + tn(b) + "'");
 }
 

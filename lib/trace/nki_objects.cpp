@@ -84,25 +84,6 @@ Affine affine_scale(const Affine &x, std::int64_t k) {
               "Control-flow depending on `nl.arange` or `nl.mgrid` is not supported");
 }
 
-std::string_view cmp_symbol(CmpOpKind op) {
-  switch (op) {
-  case CmpOpKind::Lt:
-    return "<";
-  case CmpOpKind::LtE:
-    return "<=";
-  case CmpOpKind::Gt:
-    return ">";
-  case CmpOpKind::GtE:
-    return ">=";
-  case CmpOpKind::Eq:
-    return "==";
-  case CmpOpKind::NotEq:
-    return "!=";
-  default:
-    return "?";
-  }
-}
-
 CmpOpKind reflect(CmpOpKind op) {
   switch (op) {
   case CmpOpKind::Lt:
@@ -269,8 +250,8 @@ std::optional<std::string> predicate_operand(const Value &v) {
 
 Value predicate(const std::string &mine, CmpOpKind op, const std::string &theirs, bool reflected) {
   auto mask = std::make_shared<MaskObject>();
-  mask->text = reflected ? fmt::format("{} {} {}", theirs, cmp_symbol(reflect(op)), mine)
-                         : fmt::format("{} {} {}", mine, cmp_symbol(op), theirs);
+  mask->text = reflected ? fmt::format("{} {} {}", theirs, python::cmp_op_symbol(reflect(op)), mine)
+                         : fmt::format("{} {} {}", mine, python::cmp_op_symbol(op), theirs);
   return Value::object(mask);
 }
 

@@ -13,16 +13,6 @@ using namespace nkicc::ir::testing;
 
 namespace {
 
-constexpr std::string_view kSource = "@nki.jit\n"
-                                     "def add_kernel(a_input, b_input):\n"
-                                     "    c_output = nl.ndarray((256, 2048), dtype=a_input.dtype)\n"
-                                     "    a_tile = nl.load(a_input)\n"
-                                     "    c_tile = nl.add(a_tile, b_tile)\n";
-
-SourceLoc loc_of(FileId file, std::string_view needle) {
-  return {file, static_cast<std::uint32_t>(kSource.find(needle))};
-}
-
 InstructionSpec inst(Opcode opcode, Engine engine, std::vector<AccessPattern> dst, std::vector<AccessPattern> src,
                      LoopKind loop = LoopKind::None) {
   InstructionSpec i;
@@ -47,26 +37,7 @@ constexpr LoopKind kAllLoops[] = {LoopKind::None, LoopKind::Range, LoopKind::Aff
 /// A function with every tensor role and memory, every dtype, every opcode, engine and loop
 /// kind, every attribute kind, grid terms and negative offsets.
 Function sample_function(FileId file) {
-  Function fn;
-  fn.name = "add_kernel";
-  fn.input_names = {"a_input", "b_input"};
-  fn.output_names = {"c_output"};
-  fn.matmul_mac_count = 8388608;
-  fn.has_collectives = true;
-  fn.tensors.push_back(tensor("a_input", TensorRole::Input, Memory::SharedHbm, {256, 2048}, DType::Float32));
-  fn.tensors.push_back(tensor("b_input", TensorRole::Input, Memory::SharedHbm, {256, 2048}, DType::BFloat16));
-  fn.tensors.push_back(tensor("c_output", TensorRole::Output, Memory::SharedHbm, {256, 2048}, DType::Float32,
-                              loc_of(file, "nl.ndarray")));
-  fn.tensors.push_back(tensor("scratch", TensorRole::Internal, Memory::PrivateHbm, {4}, DType::Int32));
-  fn.tensors.push_back(
-      tensor("a_tile", TensorRole::Internal, Memory::Sbuf, {128, 512}, DType::Float32, loc_of(file, "nl.load")));
-  fn.tensors[4].byte_offset = 0;
-  fn.tensors[4].bytes_per_partition = 2048;
-  fn.tensors.push_back(tensor("acc", TensorRole::Internal, Memory::Psum, {64, 512}, DType::Float32));
-  fn.tensors[5].partition_start = 64;
-  fn.tensors[5].byte_offset = 2048;
-  fn.tensors[5].bytes_per_partition = 2048;
-  fn.tensors.push_back(tensor("unused", TensorRole::Internal, Memory::Sbuf, {1, 1}, DType::UInt8));
+  Function fn = sample_header(file);
   const DType other_dtypes[] = {DType::Float16,    DType::TFloat32, DType::Float8E4M3, DType::Float8E4M3FN,
                                 DType::Float8E5M2, DType::Int8,     DType::Int16,      DType::UInt16,
                                 DType::UInt32,     DType::Bool};
@@ -76,7 +47,7 @@ Function sample_function(FileId file) {
 
   InstructionSpec load = inst(Opcode::Load, Engine::Sync, {ap(4, {{512, 128}, {1, 512}})},
                               {ap(0, {{2048, 128}, {1, 512}}, 0, {262144, 512, 0})}, LoopKind::Affine);
-  load.loc = loc_of(file, "nl.load");
+  load.loc = sample_loc(file, "nl.load");
   add_instruction(fn, load);
 
   InstructionSpec add = inst(Opcode::TensorTensor, Engine::Vector, {ap(5, {{512, 64}, {1, 512}}, -7, {0, 0, -3})},
@@ -107,7 +78,7 @@ Function sample_function(FileId file) {
                               {"a", PyConstant::make_dict({{"n", PyConstant::tuple({PyConstant::floating(1.5)})}})},
                               {"", PyConstant::make_dict({})}})},
   };
-  add.loc = loc_of(file, "nl.add");
+  add.loc = sample_loc(file, "nl.add");
   add_instruction(fn, add);
 
   // Every opcode, engine and loop kind at least once.
@@ -123,7 +94,7 @@ Function sample_function(FileId file) {
 
 TEST_CASE("write_kernel: every part of a function survives into the text", "[bir]") {
   SourceManager sm;
-  FileId file = sm.add_buffer("/some/where/kernel.py", std::string(kSource));
+  FileId file = sm.add_buffer("/some/where/kernel.py", std::string(kSampleSource));
   Function fn = sample_function(file);
   std::string blob = bir::write_kernel(fn, "trn2", sm);
   std::string error;
@@ -183,7 +154,7 @@ TEST_CASE("write_kernel: the kernel text matches --emit=ir line for line", "[bir
   // The BIR text is the IR text plus the format version and target lines; the tensors and
   // instructions print identically, so a golden of one explains the other.
   SourceManager sm;
-  FileId file = sm.add_buffer("kernel.py", std::string(kSource));
+  FileId file = sm.add_buffer("kernel.py", std::string(kSampleSource));
   Function fn = sample_function(file);
   std::string error;
   auto text = bir::kernel_to_text(bir::write_kernel(fn, "trn1", sm), error);
@@ -197,14 +168,14 @@ TEST_CASE("write_kernel: the kernel text matches --emit=ir line for line", "[bir
 
 TEST_CASE("write_kernel: the same function gives the same bytes", "[bir]") {
   SourceManager sm;
-  FileId file = sm.add_buffer("kernel.py", std::string(kSource));
+  FileId file = sm.add_buffer("kernel.py", std::string(kSampleSource));
   std::string first = bir::write_kernel(sample_function(file), "trn2", sm);
   std::string second = bir::write_kernel(sample_function(file), "trn2", sm);
   CHECK(first == second);
   // Paths never reach the blob; only line:col does.
   CHECK(first.find("kernel.py") == std::string::npos);
   SourceManager elsewhere;
-  FileId moved = elsewhere.add_buffer("/a/different/folder/kernel.py", std::string(kSource));
+  FileId moved = elsewhere.add_buffer("/a/different/folder/kernel.py", std::string(kSampleSource));
   CHECK(bir::write_kernel(sample_function(moved), "trn2", elsewhere) == first);
   // Any change of content changes the bytes.
   Function changed = sample_function(file);
@@ -242,7 +213,7 @@ TEST_CASE("write_kernel: an empty function and the deepest attribute value", "[b
 
 TEST_CASE("write_module: three calls over two kernels", "[bir]") {
   SourceManager sm;
-  FileId file = sm.add_buffer("kernel.py", std::string(kSource));
+  FileId file = sm.add_buffer("kernel.py", std::string(kSampleSource));
   Function add = sample_function(file);
   Function copy;
   copy.name = "copy_kernel";

@@ -9,44 +9,12 @@ using namespace nkicc;
 using namespace nkicc::ir;
 using namespace nkicc::ir::testing;
 
-namespace {
-
-constexpr std::string_view kSource = "@nki.jit\n"
-                                     "def add_kernel(a_input, b_input):\n"
-                                     "    c_output = nl.ndarray((256, 2048), dtype=a_input.dtype)\n"
-                                     "    a_tile = nl.load(a_input)\n"
-                                     "    c_tile = nl.add(a_tile, b_tile)\n";
-
-SourceLoc loc_of(FileId file, std::string_view needle) {
-  return {file, static_cast<std::uint32_t>(kSource.find(needle))};
-}
-
-} // namespace
 
 TEST_CASE("print_function: the canonical text of every part of a function", "[ir]") {
   SourceManager sm;
-  FileId file = sm.add_buffer("/some/where/kernel.py", std::string(kSource));
+  FileId file = sm.add_buffer("/some/where/kernel.py", std::string(kSampleSource));
 
-  Function fn;
-  fn.name = "add_kernel";
-  fn.input_names = {"a_input", "b_input"};
-  fn.output_names = {"c_output"};
-  fn.matmul_mac_count = 8388608;
-  fn.has_collectives = true;
-  fn.tensors.push_back(tensor("a_input", TensorRole::Input, Memory::SharedHbm, {256, 2048}, DType::Float32));
-  fn.tensors.push_back(tensor("b_input", TensorRole::Input, Memory::SharedHbm, {256, 2048}, DType::BFloat16));
-  fn.tensors.push_back(tensor("c_output", TensorRole::Output, Memory::SharedHbm, {256, 2048}, DType::Float32,
-                              loc_of(file, "nl.ndarray")));
-  fn.tensors.push_back(tensor("scratch", TensorRole::Internal, Memory::PrivateHbm, {4}, DType::Int32));
-  fn.tensors.push_back(
-      tensor("a_tile", TensorRole::Internal, Memory::Sbuf, {128, 512}, DType::Float32, loc_of(file, "nl.load")));
-  fn.tensors[4].byte_offset = 0;
-  fn.tensors[4].bytes_per_partition = 2048;
-  fn.tensors.push_back(tensor("acc", TensorRole::Internal, Memory::Psum, {64, 512}, DType::Float32));
-  fn.tensors[5].partition_start = 64;
-  fn.tensors[5].byte_offset = 2048;
-  fn.tensors[5].bytes_per_partition = 2048;
-  fn.tensors.push_back(tensor("unused", TensorRole::Internal, Memory::Sbuf, {1, 1}, DType::UInt8));
+  Function fn = sample_header(file);
 
   InstructionSpec load;
   load.opcode = Opcode::Load;
@@ -54,7 +22,7 @@ TEST_CASE("print_function: the canonical text of every part of a function", "[ir
   load.dst = {ap(4, {{512, 128}, {1, 512}})};
   load.src = {ap(0, {{2048, 128}, {1, 512}}, 0, {262144, 512, 0})};
   load.loop_kind = LoopKind::Affine;
-  load.loc = loc_of(file, "nl.load");
+  load.loc = sample_loc(file, "nl.load");
   add_instruction(fn, load);
 
   InstructionSpec add;
@@ -73,7 +41,7 @@ TEST_CASE("print_function: the canonical text of every part of a function", "[ir
       {"opts", PyConstant::make_dict({{"it's", PyConstant::boolean(true)}})},
   };
   add.loop_kind = LoopKind::Sequential;
-  add.loc = loc_of(file, "nl.add");
+  add.loc = sample_loc(file, "nl.add");
   add_instruction(fn, add);
 
   for (LoopKind kind : {LoopKind::None, LoopKind::Range, LoopKind::Static}) {
@@ -119,7 +87,7 @@ TEST_CASE("print_function: the canonical text of every part of a function", "[ir
 
 TEST_CASE("print_function: an empty function, and no path ever appears", "[ir]") {
   SourceManager sm;
-  FileId file = sm.add_buffer("/some/where/kernel.py", std::string(kSource));
+  FileId file = sm.add_buffer("/some/where/kernel.py", std::string(kSampleSource));
   Function fn;
   fn.name = "empty";
   CHECK(print_function(fn, sm) == "kernel empty\n"
@@ -129,7 +97,7 @@ TEST_CASE("print_function: an empty function, and no path ever appears", "[ir]")
                                   "  has_collectives: false\n"
                                   "  tensors: 0\n"
                                   "  instructions: 0\n");
-  fn.tensors.push_back(tensor("x", TensorRole::Input, Memory::SharedHbm, {1}, DType::Bool, loc_of(file, "def")));
+  fn.tensors.push_back(tensor("x", TensorRole::Input, Memory::SharedHbm, {1}, DType::Bool, sample_loc(file, "def")));
   // A location naming a file this SourceManager does not hold is left out, not a crash.
   fn.tensors.push_back(tensor("y", TensorRole::Input, Memory::SharedHbm, {1}, DType::Bool, SourceLoc{7, 0}));
   std::string text = print_function(fn, sm);

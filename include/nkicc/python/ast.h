@@ -113,6 +113,8 @@ std::string_view bin_op_name(BinOpKind op);
 std::string_view unary_op_name(UnaryOpKind op);
 std::string_view cmp_op_name(CmpOpKind op);
 std::string_view context_name(ExprContext ctx);
+/// The operator as Python source writes it (`<=`, `is not`), for messages.
+std::string_view cmp_op_symbol(CmpOpKind op);
 
 /// The common part of every node: its byte range in its file.
 struct Node {
