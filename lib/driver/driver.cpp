@@ -434,6 +434,16 @@ private:
   std::chrono::steady_clock::duration key_time_{}; ///< computing binary-cache keys, for -vv
 };
 
+/// A text output: written into options.text_output as it is produced when the caller streams,
+/// else collected and returned in DriverOutput::bytes. `write` returns false (reported) on failure.
+template <class Write>
+std::optional<DriverOutput> emit_text(const DriverOptions &options, std::vector<std::string> deps, Write write) {
+  TextSink collected;
+  if (!write(options.text_output ? *options.text_output : collected))
+    return std::nullopt;
+  return DriverOutput{std::move(collected.text), false, std::move(deps), options.text_output != nullptr};
+}
+
 } // namespace
 
 std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags) {
@@ -448,13 +458,11 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
   auto target = target_for(options, *manifest, diags);
   if (!target)
     return std::nullopt;
-  if (options.emit == EmitKind::Manifest) {
-    TextSink collected;
-    TextSink &sink = options.text_output ? *options.text_output : collected;
-    write_manifest_json(sink, *manifest, sources);
-    return DriverOutput{std::move(collected.text), false, files_read(*manifest, sources),
-                        options.text_output != nullptr};
-  }
+  if (options.emit == EmitKind::Manifest)
+    return emit_text(options, files_read(*manifest, sources), [&](TextSink &sink) {
+      write_manifest_json(sink, *manifest, sources);
+      return true;
+    });
 
   std::optional<std::vector<python::Module>> modules;
   {
@@ -480,12 +488,11 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
   case EmitKind::Manifest:
   case EmitKind::Ast:
     break;
-  case EmitKind::Ir: {
-    TextSink collected;
-    TextSink &sink = options.text_output ? *options.text_output : collected;
-    pipeline.write_ir(sink);
-    return DriverOutput{std::move(collected.text), false, std::move(deps), options.text_output != nullptr};
-  }
+  case EmitKind::Ir:
+    return emit_text(options, std::move(deps), [&](TextSink &sink) {
+      pipeline.write_ir(sink);
+      return true;
+    });
   case EmitKind::Bir:
     return DriverOutput{pipeline.bir_module(), true, std::move(deps)};
   case EmitKind::BirText: {
@@ -502,17 +509,15 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
   case EmitKind::StableHlo: {
     std::vector<hlo::HloCall> calls = pipeline.hlo_calls();
     hlo::HloFlavor flavor = options.hlo_flavor_torch_xla ? hlo::HloFlavor::TorchXla : hlo::HloFlavor::Jax;
-    std::string error;
-    TextSink collected;
-    TextSink &sink = options.text_output ? *options.text_output : collected;
-    bool ok = options.emit == EmitKind::Hlo ? hlo::write_hlo_module(sink, manifest->name, calls, flavor, error)
-                                            : hlo::write_stablehlo(sink, manifest->name, calls, flavor, error);
-    if (!ok) {
+    return emit_text(options, std::move(deps), [&](TextSink &sink) {
+      std::string error;
+      bool ok = options.emit == EmitKind::Hlo ? hlo::write_hlo_module(sink, manifest->name, calls, flavor, error)
+                                              : hlo::write_stablehlo(sink, manifest->name, calls, flavor, error);
       // An alias that XLA's verifier would reject is the kernel's fault, not nkicc's.
-      diags.error(manifest->calls.empty() ? SourceLoc{} : manifest->calls.front().loc, error, "hlo-alias");
-      return std::nullopt;
-    }
-    return DriverOutput{std::move(collected.text), false, std::move(deps), options.text_output != nullptr};
+      if (!ok)
+        diags.error(manifest->calls.empty() ? SourceLoc{} : manifest->calls.front().loc, error, "hlo-alias");
+      return ok;
+    });
   }
   case EmitKind::Stats: {
     std::vector<SpecializationFigures> figures = pipeline.specialization_figures();

@@ -9,7 +9,6 @@ using namespace nkicc;
 using namespace nkicc::ir;
 using namespace nkicc::ir::testing;
 
-
 TEST_CASE("print_function: the canonical text of every part of a function", "[ir]") {
   SourceManager sm;
   FileId file = sm.add_buffer("/some/where/kernel.py", std::string(kSampleSource));

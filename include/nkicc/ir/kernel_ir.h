@@ -199,8 +199,7 @@ public:
   void set_dst(Instruction &inst, std::size_t i, const AccessPattern &ap);
   void set_attrs(Instruction &inst, const AttrList &attrs);
 
-  /// Distinct access patterns, grid terms and attribute lists stored (for benchmarks).
-  std::size_t distinct_patterns() const { return patterns_.size(); }
+  /// Distinct attribute lists stored, the empty one included.
   std::size_t distinct_attr_lists() const { return attr_lists_.size(); }
 
 private:
