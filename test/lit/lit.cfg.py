@@ -35,3 +35,6 @@ if os.path.exists(config.python):
     config.available_features.add("python3")
 if config.nkicc_sanitize:
     config.available_features.add("sanitize")
+# A device whose writes fail with ENOSPC, for output errors part way through.
+if os.path.exists("/dev/full"):
+    config.available_features.add("dev-full")
