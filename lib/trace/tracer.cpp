@@ -3,7 +3,7 @@
 // kernel's specialization cache (seed 001 §5).
 #include "nkicc/trace/tracer.h"
 
-#include "nki.h"
+#include "nki/nki.h"
 #include "nkicc/cache/cache_key.h"
 #include "nkicc/cache/py_repr.h"
 #include "nkicc/support/file_io.h"
