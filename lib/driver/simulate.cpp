@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <system_error>
@@ -16,6 +17,15 @@ namespace nkicc {
 namespace {
 
 std::string shape_text(const std::vector<std::int64_t> &shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+
+/// The C library's reason, in nkicc's form: lowercase start ("Not a directory" -> "not a directory").
+std::string reason(const std::error_code &ec) {
+  std::string text = ec.message();
+  if (text.size() > 1 && std::isupper(static_cast<unsigned char>(text[0])) &&
+      !std::isupper(static_cast<unsigned char>(text[1])))
+    text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+  return text;
+}
 
 /// A problem with one of the run's files: the file is the diagnostic's location.
 void file_error(DiagnosticEngine &diags, const std::string &path, std::string message, std::string id) {
@@ -37,7 +47,7 @@ bool prepare_output_dir(const std::string &dir, DiagnosticEngine &diags) {
   }
   std::filesystem::create_directories(path, ec);
   if (ec) {
-    diags.io_error(dir, "cannot create the output folder: " + ec.message());
+    diags.io_error(dir, "cannot create the output folder: " + reason(ec));
     return false;
   }
   return true;

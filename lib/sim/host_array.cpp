@@ -32,9 +32,10 @@ std::optional<DType> descr_dtype(std::string_view descr, DType want) {
   if (d == "<f4")
     return want == DType::Float32 || want == DType::TFloat32 ? want : narrower_float() ? std::optional(DType::Float32)
                                                                                          : std::nullopt;
-  if (d == "<V2" || d == "bfloat16")
+  // ml_dtypes' dtypes save as '<V2' / '|V1'; raw bits viewed as NumPy's own void type as '|V2'.
+  if (d == "<V2" || d == "|V2" || d == "bfloat16")
     return want == DType::BFloat16 ? std::optional(want) : std::nullopt;
-  if (d == "|V1")
+  if (d == "|V1" || d == "<V1")
     return want == DType::Float8E4M3 || want == DType::Float8E4M3FN || want == DType::Float8E5M2 ? std::optional(want)
                                                                                                 : std::nullopt;
   static const std::pair<const char *, DType> exact[] = {
