@@ -58,20 +58,36 @@ Buffer &Executor::buffer(ir::TensorId id) {
   Buffer &b = buffers_[id];
   if (!b.live) {
     auto n = static_cast<std::size_t>(numel(kernel_.tensors[id]));
-    b.data.assign(n, 0.0);
-    b.written.assign(n, 0);
+    auto pooled = pool_.find(n);
+    if (pooled != pool_.end() && !pooled->second.empty()) {
+      b = std::move(pooled->second.back());
+      pooled->second.pop_back();
+      std::fill(b.written.begin(), b.written.end(), 0);
+    } else {
+      b.data.reset(new double[n]);
+      b.written.assign(n, 0);
+      b.size = n;
+    }
+    b.unwritten = n;
     b.live = true;
   }
   return b;
 }
 
+void Executor::release(ir::TensorId id) {
+  Buffer &b = buffers_[id];
+  if (!b.live)
+    return;
+  b.live = false;
+  std::vector<Buffer> &free = pool_[b.size];
+  if (free.size() < 16)
+    free.push_back(std::move(b));
+  b = Buffer{};
+}
+
 void Executor::release_after(std::size_t index) {
-  for (ir::TensorId id : release_[index]) {
-    Buffer &b = buffers_[id];
-    b.live = false;
-    std::vector<double>().swap(b.data);
-    std::vector<std::uint8_t>().swap(b.written);
-  }
+  for (ir::TensorId id : release_[index])
+    release(id);
 }
 
 std::string Executor::where() const {
@@ -243,6 +259,8 @@ bool Executor::mask(const std::vector<std::int64_t> &shape, std::vector<std::uin
 void Executor::check_written(ir::TensorId id, const std::vector<std::int64_t> &offs,
                              const std::vector<std::uint8_t> *active, std::string_view role) {
   const Buffer &b = buffers_[id];
+  if (b.unwritten == 0)
+    return;
   for (std::size_t i = 0; i < offs.size(); ++i) {
     if (active && !(*active)[i])
       continue;
@@ -278,8 +296,9 @@ bool Executor::run(std::span<const HostArray> inputs) {
     for (std::size_t t = 0; t < kernel_.tensors.size(); ++t)
       if (kernel_.tensors[t].role == ir::TensorRole::Input && kernel_.tensors[t].name == kernel_.input_names[i]) {
         Buffer &b = buffer(static_cast<ir::TensorId>(t));
-        b.data = inputs[i].values;
+        std::copy(inputs[i].values.begin(), inputs[i].values.end(), b.data.get());
         std::fill(b.written.begin(), b.written.end(), 1);
+        b.unwritten = 0;
         break;
       }
   std::array<std::int64_t, kMaxProgramAxes> extent{1, 1, 1};
@@ -297,11 +316,8 @@ bool Executor::run(std::span<const HostArray> inputs) {
 bool Executor::run_instance() {
   // Each instance starts with empty tiles and private HBM; shared HBM is what earlier ones left.
   for (std::size_t t = 0; t < kernel_.tensors.size(); ++t)
-    if (kernel_.tensors[t].memory != ir::Memory::SharedHbm && buffers_[t].live) {
-      buffers_[t].live = false;
-      std::vector<double>().swap(buffers_[t].data);
-      std::vector<std::uint8_t>().swap(buffers_[t].written);
-    }
+    if (kernel_.tensors[t].memory != ir::Memory::SharedHbm)
+      release(static_cast<ir::TensorId>(t));
   for (index_ = 0; index_ < kernel_.instructions.size(); ++index_) {
     if (!execute_instruction(*this, kernel_.instructions[index_]))
       return false;
@@ -329,9 +345,7 @@ KernelRun run_kernel(const bir::KernelData &kernel, std::span<const HostArray> i
       return run;
     }
     Buffer &b = ex.buffer(id);
-    std::size_t unwritten = 0;
-    for (std::uint8_t w : b.written)
-      unwritten += w ? 0 : 1;
+    std::size_t unwritten = b.unwritten;
     if (unwritten)
       run.messages.push_back({Severity::Warning,
                               fmt::format("output '{}' {}: {} of its {} elements were never written (written as 0)",
@@ -340,7 +354,9 @@ KernelRun run_kernel(const bir::KernelData &kernel, std::span<const HostArray> i
     HostArray out;
     out.shape = found->shape;
     out.dtype = found->dtype;
-    out.values = b.data;
+    out.values.resize(b.size);
+    for (std::size_t i = 0; i < b.size; ++i)
+      out.values[i] = ex.read(id, static_cast<std::int64_t>(i));
     run.outputs.push_back(std::move(out));
   }
   run.ok = true;

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <tuple>
@@ -17,9 +18,14 @@
 
 namespace nkicc::sim {
 
+/// A tensor's elements. `data` starts uninitialized: an element is meaningful once `written`
+/// says so, and a read of one that is not gives 0. `unwritten` counts those, so that a tile
+/// fully written (the usual case) skips every per-element check.
 struct Buffer {
-  std::vector<double> data;
+  std::unique_ptr<double[]> data;
   std::vector<std::uint8_t> written;
+  std::size_t size = 0;
+  std::size_t unwritten = 0;
   bool live = false;
 };
 
@@ -60,11 +66,22 @@ public:
   /// Warns when an element a read touches was never written.
   void check_written(ir::TensorId id, const std::vector<std::int64_t> &offs, const std::vector<std::uint8_t> *active,
                      std::string_view role);
-  double read(ir::TensorId id, std::int64_t off) { return buffers_[id].data[static_cast<std::size_t>(off)]; }
-  void write(ir::TensorId id, std::int64_t off, double v) {
+  double read(ir::TensorId id, std::int64_t off) const {
+    const Buffer &b = buffers_[id];
+    auto i = static_cast<std::size_t>(off);
+    return b.unwritten == 0 || b.written[i] ? b.data[i] : 0.0;
+  }
+  /// Writes `v` rounded to the tensor's dtype.
+  void write(ir::TensorId id, std::int64_t off, double v) { write_exact(id, off, round_to_dtype(id, v)); }
+  /// Writes a value the tensor's dtype already holds exactly.
+  void write_exact(ir::TensorId id, std::int64_t off, double v) {
     Buffer &b = buffers_[id];
-    b.data[static_cast<std::size_t>(off)] = round_to_dtype(id, v);
-    b.written[static_cast<std::size_t>(off)] = 1;
+    auto i = static_cast<std::size_t>(off);
+    b.data[i] = v;
+    if (!b.written[i]) {
+      b.written[i] = 1;
+      --b.unwritten;
+    }
   }
   double round_to_dtype(ir::TensorId id, double v) const;
   /// With --check-nan: `produced` NaN from finite inputs is reported.
@@ -79,11 +96,15 @@ public:
 private:
   bool run_instance();
   void release_after(std::size_t index);
+  void release(ir::TensorId id);
 
   const bir::KernelData &kernel_;
   const SimulateOptions &options_;
   KernelRun &run_;
   std::vector<Buffer> buffers_;
+  /// Storage of released tiles by element count: an unrolled loop allocates the same few tile
+  /// sizes again and again, and reusing them saves the page faults of fresh memory.
+  std::map<std::size_t, std::vector<Buffer>> pool_;
   std::vector<std::vector<ir::TensorId>> release_; ///< per instruction: tiles whose last use it is
   std::array<std::int64_t, kMaxProgramAxes> pid_{};
   bool has_grid_ = false;

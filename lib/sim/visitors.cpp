@@ -9,7 +9,9 @@
 #include <Eigen/Core>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <initializer_list>
 
 namespace nkicc::sim {
 namespace {
@@ -124,6 +126,75 @@ bool transposed(Executor &ex, const ir::AccessPattern &src, ir::AccessPattern &o
 
 // ---- data movement --------------------------------------------------------------------------
 
+/// Whether every value of `from` is a value of `to`, so a copy needs no rounding.
+bool exact_conversion(DType from, DType to) {
+  if (from == to || from == DType::Bool)
+    return true;
+  auto among = [from](std::initializer_list<DType> set) {
+    return std::find(set.begin(), set.end(), from) != set.end();
+  };
+  constexpr DType F8[] = {DType::Float8E4M3, DType::Float8E4M3FN, DType::Float8E5M2};
+  bool fp8 = std::find(std::begin(F8), std::end(F8), from) != std::end(F8);
+  switch (to) {
+  case DType::Float32:
+    return fp8 || among({DType::BFloat16, DType::Float16, DType::TFloat32, DType::Int8, DType::Int16, DType::UInt8,
+                         DType::UInt16});
+  case DType::TFloat32:
+    return fp8 || among({DType::BFloat16, DType::Float16, DType::Int8, DType::UInt8});
+  case DType::BFloat16:
+  case DType::Float16:
+    return fp8 || among({DType::Int8, DType::UInt8});
+  case DType::Int16:
+    return among({DType::Int8, DType::UInt8});
+  case DType::Int32:
+    return among({DType::Int8, DType::Int16, DType::UInt8, DType::UInt16});
+  case DType::UInt16:
+    return among({DType::UInt8});
+  case DType::UInt32:
+    return among({DType::UInt8, DType::UInt16});
+  default:
+    return false;
+  }
+}
+
+/// dst = src converted, element by element: the data-movement path, without the generic
+/// element-wise machinery (loads and stores move most of a kernel's elements).
+bool copy_view(Executor &ex, const bir::KernelInstruction &inst, const ir::AccessPattern &src) {
+  const ir::AccessPattern &dst = inst.dst[0];
+  if (src.tensor == dst.tensor) // overlapping views: read everything before writing
+    return elementwise(ex, inst, std::span(&src, 1), [](const double *v, std::size_t) { return v[0]; });
+  if (!same_count(ex, dst, src, "source"))
+    return false;
+  std::vector<std::uint8_t> active;
+  bool masked = false;
+  if (!ex.mask(Executor::shape_of(dst), active, masked))
+    return false;
+  const std::vector<std::uint8_t> *act = masked ? &active : nullptr;
+  Offsets so, d_o;
+  if (!ex.offsets(src, so, act, "source"))
+    return false;
+  ex.check_written(src.tensor, so, act, "source");
+  if (!ex.offsets(dst, d_o, act, "destination"))
+    return false;
+  bool exact = exact_conversion(ex.tensor(src.tensor).dtype, ex.tensor(dst.tensor).dtype);
+  bool finite_in = true, nan_out = false;
+  for (std::size_t i = 0; i < d_o.size(); ++i) {
+    if (act && !(*act)[i])
+      continue;
+    double v = ex.read(src.tensor, so[i]);
+    if (exact) {
+      ex.write_exact(dst.tensor, d_o[i], v);
+    } else {
+      finite_in = finite_in && finite(v);
+      double r = ex.round_to_dtype(dst.tensor, v);
+      nan_out = nan_out || std::isnan(r);
+      ex.write_exact(dst.tensor, d_o[i], r);
+    }
+  }
+  ex.note_nan(finite_in, nan_out);
+  return true;
+}
+
 /// Load, Store, DmaCopy, TensorCopy: the value converted to the destination's dtype (round to
 /// nearest even, saturating integers); `mask` limits the elements moved; Load's `transpose`
 /// (nl.load_transpose2d) reads the source transposed.
@@ -133,7 +204,7 @@ bool visit_copy(Executor &ex, const bir::KernelInstruction &inst) {
   ir::AccessPattern src = inst.src[0];
   if (inst.opcode == ir::Opcode::Load && flag_attr(ex, "transpose") && !transposed(ex, inst.src[0], src))
     return false;
-  return elementwise(ex, inst, std::span(&src, 1), [](const double *v, std::size_t) { return v[0]; });
+  return copy_view(ex, inst, src);
 }
 
 /// Memset: every element (of the mask) set to `value`, rounded to the dtype.
@@ -206,7 +277,7 @@ bool visit_transpose(Executor &ex, const bir::KernelInstruction &inst) {
   ir::AccessPattern src;
   if (!transposed(ex, inst.src[0], src))
     return false;
-  return elementwise(ex, inst, std::span(&src, 1), [](const double *v, std::size_t) { return v[0]; });
+  return copy_view(ex, inst, src);
 }
 
 // ---- Vector / Scalar / GpSimd ------------------------------------------------------------------
