@@ -136,7 +136,7 @@ std::int64_t Executor::count_of(const ir::AccessPattern &ap) {
   return n;
 }
 
-bool Executor::offsets(const ir::AccessPattern &ap, std::vector<std::int64_t> &out,
+bool Executor::offsets(const ir::AccessPattern &ap, Offsets &out,
                        const std::vector<std::uint8_t> *active, std::string_view role) {
   const bir::KernelTensor &t = kernel_.tensors[ap.tensor];
   std::int64_t size = numel(t);
@@ -256,7 +256,7 @@ bool Executor::mask(const std::vector<std::int64_t> &shape, std::vector<std::uin
   return true;
 }
 
-void Executor::check_written(ir::TensorId id, const std::vector<std::int64_t> &offs,
+void Executor::check_written(ir::TensorId id, const Offsets &offs,
                              const std::vector<std::uint8_t> *active, std::string_view role) {
   const Buffer &b = buffers_[id];
   if (b.unwritten == 0)

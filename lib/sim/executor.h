@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace nkicc::sim {
@@ -21,6 +22,23 @@ namespace nkicc::sim {
 /// A tensor's elements. `data` starts uninitialized: an element is meaningful once `written`
 /// says so, and a read of one that is not gives 0. `unwritten` counts those, so that a tile
 /// fully written (the usual case) skips every per-element check.
+/// An allocator whose resize() leaves new elements uninitialized: scratch vectors are filled
+/// right after they grow, and zeroing them first would cost as much as the filling.
+template <class T> struct UninitializedAllocator : std::allocator<T> {
+  template <class U> struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <class U> UninitializedAllocator(const UninitializedAllocator<U> &) {}
+  template <class U> void construct(U *p) noexcept { ::new (static_cast<void *>(p)) U; }
+  template <class U, class... Args> void construct(U *p, Args &&...args) {
+    ::new (static_cast<void *>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+/// Element offsets of a view, in row-major order of its shape.
+using Offsets = std::vector<std::int64_t, UninitializedAllocator<std::int64_t>>;
+
 struct Buffer {
   std::unique_ptr<double[]> data;
   std::vector<std::uint8_t> written;
@@ -51,7 +69,7 @@ public:
 
   /// The element offsets of a view in row-major order of its shape. Elements inactive in
   /// `active` (a mask) get -1 and need not lie inside the tensor; every other one must.
-  bool offsets(const ir::AccessPattern &ap, std::vector<std::int64_t> &out, const std::vector<std::uint8_t> *active,
+  bool offsets(const ir::AccessPattern &ap, Offsets &out, const std::vector<std::uint8_t> *active,
                std::string_view role);
   /// The view's shape (the `num` of each pair) and element count.
   static std::vector<std::int64_t> shape_of(const ir::AccessPattern &ap);
@@ -64,7 +82,7 @@ public:
   const Predicate *predicate(std::string_view text, std::string_view what);
 
   /// Warns when an element a read touches was never written.
-  void check_written(ir::TensorId id, const std::vector<std::int64_t> &offs, const std::vector<std::uint8_t> *active,
+  void check_written(ir::TensorId id, const Offsets &offs, const std::vector<std::uint8_t> *active,
                      std::string_view role);
   double read(ir::TensorId id, std::int64_t off) const {
     const Buffer &b = buffers_[id];

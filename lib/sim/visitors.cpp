@@ -16,7 +16,21 @@
 namespace nkicc::sim {
 namespace {
 
-using Offsets = std::vector<std::int64_t>;
+/// Per-thread scratch reused by every instruction: a tile-sized vector allocated afresh per
+/// instruction costs more (in page faults and zeroing) than the work it holds. Each visitor uses
+/// its own fields and calls no other visitor while it holds them.
+struct Scratch {
+  Offsets off[3];
+  std::vector<Offsets> srcs;
+  std::vector<std::uint8_t> active;
+  std::vector<double, UninitializedAllocator<double>> results;
+  std::vector<double> values;
+};
+
+Scratch &scratch() {
+  static thread_local Scratch s;
+  return s;
+}
 
 bool finite(double v) { return std::isfinite(v); }
 
@@ -78,13 +92,15 @@ bool elementwise(Executor &ex, const bir::KernelInstruction &inst, std::span<con
   for (std::size_t k = 0; k < srcs.size(); ++k)
     if (!same_count(ex, dst, srcs[k], "source"))
       return false;
-  std::vector<std::uint8_t> active;
+  Scratch &sc = scratch();
+  std::vector<std::uint8_t> &active = sc.active;
   bool masked = false;
   if (!ex.mask(Executor::shape_of(dst), active, masked))
     return false;
   const std::vector<std::uint8_t> *act = masked ? &active : nullptr;
-  Offsets dst_offs;
-  std::vector<Offsets> src_offs(srcs.size());
+  Offsets &dst_offs = sc.off[0];
+  std::vector<Offsets> &src_offs = sc.srcs;
+  src_offs.resize(srcs.size());
   for (std::size_t k = 0; k < srcs.size(); ++k) {
     if (!ex.offsets(srcs[k], src_offs[k], act, "source"))
       return false;
@@ -93,8 +109,10 @@ bool elementwise(Executor &ex, const bir::KernelInstruction &inst, std::span<con
   if (!ex.offsets(dst, dst_offs, act, "destination"))
     return false;
   // The sources are read before anything is written: `a[...] = a[...] + b` reads the old a.
-  std::vector<double> results(dst_offs.size());
-  std::vector<double> values(srcs.size());
+  auto &results = sc.results;
+  std::vector<double> &values = sc.values;
+  results.resize(dst_offs.size());
+  values.resize(srcs.size());
   bool finite_in = true, nan_out = false;
   for (std::size_t i = 0; i < dst_offs.size(); ++i) {
     if (act && !(*act)[i])
@@ -165,12 +183,13 @@ bool copy_view(Executor &ex, const bir::KernelInstruction &inst, const ir::Acces
     return elementwise(ex, inst, std::span(&src, 1), [](const double *v, std::size_t) { return v[0]; });
   if (!same_count(ex, dst, src, "source"))
     return false;
-  std::vector<std::uint8_t> active;
+  Scratch &sc = scratch();
+  std::vector<std::uint8_t> &active = sc.active;
   bool masked = false;
   if (!ex.mask(Executor::shape_of(dst), active, masked))
     return false;
   const std::vector<std::uint8_t> *act = masked ? &active : nullptr;
-  Offsets so, d_o;
+  Offsets &so = sc.off[0], &d_o = sc.off[1];
   if (!ex.offsets(src, so, act, "source"))
     return false;
   ex.check_written(src.tensor, so, act, "source");
@@ -234,7 +253,8 @@ bool visit_matmul(Executor &ex, const bir::KernelInstruction &inst) {
     return ex.fail(fmt::format("its shapes do not chain: stationary {}, moving {}, result {}",
                                shape_text(Executor::shape_of(st)), shape_text(Executor::shape_of(mv)),
                                shape_text(Executor::shape_of(dst))));
-  Offsets so, mo, d_o;
+  Scratch &sc = scratch();
+  Offsets &so = sc.off[0], &mo = sc.off[1], &d_o = sc.off[2];
   if (!ex.offsets(st, so, nullptr, "stationary") || !ex.offsets(mv, mo, nullptr, "moving") ||
       !ex.offsets(dst, d_o, nullptr, "destination"))
     return false;
@@ -244,7 +264,10 @@ bool visit_matmul(Executor &ex, const bir::KernelInstruction &inst) {
   if (accumulate)
     ex.check_written(dst.tensor, d_o, nullptr, "accumulated");
   using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  RowMajor S(K, M), V(K, N);
+  // Kept across instructions: a kernel's matmuls are mostly one shape.
+  static thread_local RowMajor S, V, R;
+  S.resize(K, M);
+  V.resize(K, N);
   bool finite_in = true;
   for (std::size_t i = 0; i < so.size(); ++i) {
     double v = ex.read(st.tensor, so[i]);
@@ -256,14 +279,20 @@ bool visit_matmul(Executor &ex, const bir::KernelInstruction &inst) {
     finite_in = finite_in && finite(v);
     V.data()[i] = static_cast<float>(v);
   }
-  RowMajor R = S.transpose() * V;
+  R.resize(M, N);
+  R.noalias() = S.transpose() * V;
   bool nan_out = false;
+  // A float32 PSUM tile holds the float sums exactly; another dtype rounds them.
+  bool exact = ex.tensor(dst.tensor).dtype == DType::Float32;
   for (std::size_t i = 0; i < d_o.size(); ++i) {
     float r = R.data()[i];
     if (accumulate)
       r = static_cast<float>(ex.read(dst.tensor, d_o[i])) + r;
     nan_out = nan_out || std::isnan(r);
-    ex.write(dst.tensor, d_o[i], r);
+    if (exact)
+      ex.write_exact(dst.tensor, d_o[i], r);
+    else
+      ex.write(dst.tensor, d_o[i], r);
   }
   ex.note_nan(finite_in, nan_out);
   return true;
@@ -471,7 +500,8 @@ bool visit_tensor_reduce(Executor &ex, const bir::KernelInstruction &inst) {
   if (Executor::count_of(dst) != kept)
     return ex.fail(fmt::format("its destination view {} does not hold the {} kept elements of {}",
                                shape_text(Executor::shape_of(dst)), kept, shape_text(shape)));
-  Offsets so, d_o;
+  Scratch &sc = scratch();
+  Offsets &so = sc.off[0], &d_o = sc.off[1];
   if (!ex.offsets(src, so, nullptr, "source") || !ex.offsets(dst, d_o, nullptr, "destination"))
     return false;
   ex.check_written(src.tensor, so, nullptr, "source");
