@@ -61,38 +61,107 @@ bool write_all(int fd, std::string_view data, std::string &error) {
 
 } // namespace
 
+namespace {
+
+/// What a node that is not a regular file is, for "cannot read" messages.
+std::string_view node_kind(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISFIFO(mode))
+    return "a named pipe";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "not a regular file";
+}
+
+/// Opens `path` for reading only if it is a regular file, without ever blocking: a FIFO opened
+/// with O_NONBLOCK returns at once, and is then refused like every other non-file.
+int open_regular_file(const std::string &path, struct stat &st, std::string &error) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) {
+    error = errno_text(errno);
+    return -1;
+  }
+  if (::fstat(fd, &st) != 0) {
+    error = errno_text(errno);
+    ::close(fd);
+    return -1;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    error = S_ISDIR(st.st_mode) ? "is a directory" : "is " + std::string(node_kind(st.st_mode)) + ", not a regular file";
+    ::close(fd);
+    return -1;
+  }
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0)
+    ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  return fd;
+}
+
+} // namespace
+
 std::optional<std::string> read_file(const std::string &path, std::string &error) {
   std::string out;
   if (path == "-") {
+    // A pipe, a regular file or a terminal; a device such as /dev/zero would never end.
+    struct stat st {};
+    if (::fstat(STDIN_FILENO, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) && !::isatty(STDIN_FILENO)) {
+      error = "standard input is " + std::string(node_kind(st.st_mode)) + ", not a file or a pipe";
+      return std::nullopt;
+    }
+    if (::fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > kMaxInputBytes) {
+      error = "file is larger than 2 GiB";
+      return std::nullopt;
+    }
     if (!read_fd(STDIN_FILENO, out, error))
       return std::nullopt;
     return out;
   }
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    error = errno_text(errno);
+  struct stat st {};
+  int fd = open_regular_file(path, st, error);
+  if (fd < 0)
+    return std::nullopt;
+  // The size is known before a byte is read; a file that grows while it is read is still
+  // bounded by read_fd.
+  if (static_cast<std::uint64_t>(st.st_size) > kMaxInputBytes) {
+    ::close(fd);
+    error = "file is larger than 2 GiB";
     return std::nullopt;
   }
-  struct stat st {};
-  if (::fstat(fd, &st) == 0) {
-    if (S_ISDIR(st.st_mode)) {
-      ::close(fd);
-      error = "is a directory";
-      return std::nullopt;
-    }
-    if (S_ISREG(st.st_mode)) {
-      if (static_cast<std::size_t>(st.st_size) > kMaxInputBytes) {
-        ::close(fd);
-        error = "file is larger than 2 GiB";
-        return std::nullopt;
-      }
-      out.reserve(static_cast<std::size_t>(st.st_size));
-    }
-  }
+  out.reserve(static_cast<std::size_t>(st.st_size));
   bool ok = read_fd(fd, out, error);
   ::close(fd);
   if (!ok)
     return std::nullopt;
+  return out;
+}
+
+std::optional<std::string> read_file_prefix(const std::string &path, std::size_t max_bytes, std::string &error) {
+  struct stat st {};
+  int fd = open_regular_file(path, st, error);
+  if (fd < 0)
+    return std::nullopt;
+  std::string out(max_bytes, '\0');
+  std::size_t got = 0;
+  while (got < max_bytes) {
+    ssize_t n = ::read(fd, out.data() + got, max_bytes - got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      error = errno_text(errno);
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0)
+      break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  out.resize(got);
   return out;
 }
 

@@ -15,7 +15,13 @@ inline constexpr std::size_t kMaxInputBytes = std::size_t{1} << 31;
 
 /// Reads a whole file ("-" reads standard input). On failure returns nullopt and sets `error`
 /// to a lowercase reason (`no such file or directory`, `is a directory`, `file is larger than 2 GiB`).
+/// Only a regular file is read: a FIFO, a device or a socket is refused at once (`is a named
+/// pipe, not a regular file`), never waited on, and the size limit is checked before reading.
+/// Standard input may be a pipe, a file or a terminal, not a device.
 std::optional<std::string> read_file(const std::string &path, std::string &error);
+
+/// The first `max_bytes` of a regular file (all of it when shorter), with read_file()'s checks.
+std::optional<std::string> read_file_prefix(const std::string &path, std::size_t max_bytes, std::string &error);
 
 /// Writes `data` to `path` through a temporary file in the same folder, then renames it into
 /// place. On failure the temporary file is removed, an existing `path` is left untouched and
