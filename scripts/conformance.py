@@ -329,6 +329,19 @@ def classify(msg, diag_id, in_description, new_forms):
         return "python", "decorator: " + normalize(re.sub(r"'[^']*'", "'..'", msg))
     if in_description or diag_id in ("manifest", "manifest-json"):
         return "description", "description: " + normalize(msg)
+    # A placeholder module reached in a kernel: NumPy on host values, an NKI module nkicc lacks, or an
+    # import between kernel files that did not resolve.
+    m = re.match(r"cannot use '([^']+)' \([^)]*\) in a kernel: module '([^']+)' is not modelled", msg)
+    if m:
+        name, module = m.groups()
+        if module.split(".")[0] in ("neuronxcc", "nki"):
+            return "nki", f"not modelled: {name}"
+        if module in ("numpy", "np"):
+            return "python", f"host NumPy: {name}"
+        return "python", f"import between kernel files: module '{module}'"
+    m = re.match(r"parameter '[^']*' of '([^']+)' must be a tensor or tile, not '(tuple|list|int|float|bool)'", msg)
+    if m:
+        return "python", f"host NumPy: {m.group(1)} on a Python {m.group(2)}"
     if diag_id in ("step-budget", "max-instructions"):
         return "limit", diag_id
     if diag_id.startswith("err_") or diag_id.startswith("warn_"):
