@@ -361,6 +361,9 @@ def classify(msg, diag_id, in_description, new_forms):
         if module.split(".")[0] in ("neuronxcc", "nki"):
             return "nki", f"missing {short}.{name}"
         return "python", f"missing {module}.{name}"
+    m = re.match(r"'(tensor|tile|mgrid|index tile|IndexExpr)' object has no attribute '([^']+)'", msg)
+    if m:
+        return "nki", f"missing {m.group(1)}.{m.group(2)}"
     m = re.search(r"does not model '([^']+)'", msg)
     if m:
         name = m.group(1)
