@@ -33,8 +33,10 @@ call passed, 1 when some failed, 2 for a usage or table error. Standard library 
 
 --simulate (issue 13) also runs `nkicc simulate --random-inputs=SEED` on every call that traces and
 has a `reference`, evaluates the reference (a NumPy lambda over the call's arguments, tensors as the
-inputs nkicc wrote) and compares each output, within a tolerance of its dtype scaled by the largest
-reference magnitude (float32 1e-4, float16 2e-3, bfloat16 2e-2, float8 0.125, integers exact). It
+inputs nkicc wrote) and compares each output, within a tolerance scaled by the largest reference
+magnitude: that of the least precise float dtype among the output and the kernel's tiles (a kernel
+that computes in bfloat16 carries bfloat16's error into a float32 output): float32 1e-4, float16
+2e-3, bfloat16 2e-2, float8 0.125; integer outputs exactly. It
 prints `SIMFAIL` lines, then `simulate: N/M match` with the failures per class (simulate: nkicc
 simulate failed; reference: the lambda raised; mismatch: an output differs). It needs NumPy
 (/usr/bin/python3 with python3-numpy); the exit status stays the tracing one.
@@ -366,14 +368,15 @@ def simulate_call(np, call, cwd, desc_name, nkicc, timeout):
         lines = [ANSI_RE.sub("", l) for l in stderr.splitlines() if " error: " in l or l.startswith("error")]
         return {"status": "fail", "cls": "simulate",
                 "error": f"exit {proc.returncode}: " + (lines[0] if lines else "no diagnostic")}
-    names, dtypes = {}, {}
+    names, dtypes, kernel_tol = {}, {}, 0.0
     for line in text.stdout.decode("utf-8", "replace").splitlines():
         m = NAMES_RE.match(line)
         if m and m.group(1) not in names:
             names[m.group(1)] = [n.strip() for n in m.group(2).split(",") if n.strip()]
         m = TENSOR_RE.match(line)
-        if m and m.group(1) not in dtypes:
-            dtypes[m.group(1)] = m.group(3)
+        if m:
+            dtypes.setdefault(m.group(1), m.group(3))
+            kernel_tol = max(kernel_tol, SIM_TOLERANCE.get(m.group(3), 0.0))
     inputs = iter(names.get("inputs", []))
     values = []
     for arg in list(call["args"]) + list(call.get("kwargs", {}).values()):
@@ -399,7 +402,7 @@ def simulate_call(np, call, cwd, desc_name, nkicc, timeout):
         if got.shape != w.shape:
             return {"status": "fail", "cls": "mismatch",
                     "error": f"output {name}: shape {list(got.shape)}, the reference's {list(w.shape)}"}
-        tol = SIM_TOLERANCE.get(dtype, 0.0)
+        tol = max(SIM_TOLERANCE[dtype], kernel_tol) if dtype in SIM_TOLERANCE else 0.0
         finite = np.abs(w[np.isfinite(w)])
         scale = max(1.0, float(finite.max())) if finite.size else 1.0
         if tol == 0.0:
