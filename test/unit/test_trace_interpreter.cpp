@@ -359,8 +359,8 @@ TEST_CASE("unsupported constructs are located diagnostics naming the kernel", "[
         "2:3: unsupported: unsupported Python construct 'try statement' in kernel 'f'");
   CHECK(fcall("def g():\n  class C:\n    pass\ndef f():\n  g()\n") ==
         "2:3: unsupported: unsupported Python construct 'class definition' in kernel 'f'");
-  CHECK(fcall("def f():\n  return (y := 1)\n") ==
-        "2:11: unsupported: unsupported Python construct 'assignment expression' in kernel 'f'");
+  CHECK(fcall("def f():\n  x = yield 1\n") ==
+        "2:7: unsupported: unsupported Python construct 'yield expression' in kernel 'f'");
   Run m("class C:\n  pass\n");
   CHECK(m.error == "1:1: unsupported: unsupported Python construct 'class definition'");
 }

@@ -112,29 +112,37 @@ struct Value {
   };
 
   Value() : i(0) {}
-  Value(const Value &o) noexcept : kind(o.kind), i(o.i) {
+  [[gnu::always_inline]] Value(const Value &o) noexcept : kind(o.kind), i(o.i) {
     if (is_heap())
       ptr_->retain();
   }
-  Value(Value &&o) noexcept : kind(o.kind), i(o.i) { o.kind = Kind::None; }
-  Value &operator=(const Value &o) noexcept {
+  [[gnu::always_inline]] Value(Value &&o) noexcept : kind(o.kind), i(o.i) {
+    o.kind = Kind::None;
+    o.i = 0;
+  }
+  // Both assignments read the source before releasing what this held: releasing it may free
+  // the container the source lives in.
+  [[gnu::always_inline]] Value &operator=(const Value &o) noexcept {
+    Kind k = o.kind;
+    std::int64_t bits = o.i;
     if (o.is_heap())
       o.ptr_->retain();
     drop();
-    kind = o.kind;
-    i = o.i;
+    kind = k;
+    i = bits;
     return *this;
   }
-  Value &operator=(Value &&o) noexcept {
-    if (this != &o) {
-      drop();
-      kind = o.kind;
-      i = o.i;
-      o.kind = Kind::None;
-    }
+  [[gnu::always_inline]] Value &operator=(Value &&o) noexcept {
+    Kind k = o.kind;
+    std::int64_t bits = o.i;
+    o.kind = Kind::None;
+    o.i = 0;
+    drop();
+    kind = k;
+    i = bits;
     return *this;
   }
-  ~Value() { drop(); }
+  [[gnu::always_inline]] ~Value() { drop(); }
 
   static Value none() { return Value(); }
   static Value boolean(bool v) {
@@ -207,7 +215,7 @@ struct Value {
   }
 
 private:
-  void drop() {
+  [[gnu::always_inline]] void drop() {
     if (is_heap())
       ptr_->release();
   }
