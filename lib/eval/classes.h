@@ -30,6 +30,35 @@ void bump_class_epoch();
 class ClassObject;
 class InstanceObject;
 
+/// Objects of the class model that may sit in reference cycles (a class and the methods in its
+/// namespace, an instance that holds itself): the machine that made them clears them when the
+/// interpreter ends, so that nothing leaks.
+class Tracked {
+public:
+  struct List {
+    Tracked *head = nullptr;
+    List() = default;
+    List(const List &) = delete;
+    List &operator=(const List &) = delete;
+    ~List();
+    /// Drops every reference the live tracked objects hold.
+    void clear_all();
+  };
+  void track(List &list);
+
+protected:
+  Tracked() = default;
+  Tracked(const Tracked &) = delete;
+  Tracked &operator=(const Tracked &) = delete;
+  ~Tracked();
+  virtual Object &tracked_object() = 0;
+  virtual void clear_refs() = 0;
+
+private:
+  List *list_ = nullptr;
+  Tracked *prev_ = nullptr, *next_ = nullptr;
+};
+
 /// What a class is beyond its namespace: the built-in behaviour its instances extend.
 enum class ClassFlavor : std::uint8_t {
   Plain,
@@ -41,15 +70,15 @@ enum class ClassFlavor : std::uint8_t {
 /// How an attribute of an instance is found, per class (cached for the epoch).
 struct AttrPlan {
   enum Kind : std::uint8_t {
-    Slot,     ///< the instance's attribute `index`; else the class's plain value `value`
-    Method,   ///< a function on the class (`value`), bound to the instance
-    Generic,  ///< anything else: the full lookup
+    Slot,    ///< the instance's attribute `index`; else the class's plain value `value`
+    Method,  ///< a function on the class (`value`), bound to the instance
+    Generic, ///< anything else: the full lookup
   } kind = Generic;
   std::uint32_t index = 0;
   const Value *value = nullptr;
 };
 
-class ClassObject : public Object {
+class ClassObject : public Object, public Tracked {
 public:
   ClassObject(Interpreter &interp, std::string name, std::string qualname, std::string module);
   ~ClassObject() override;
@@ -59,7 +88,8 @@ public:
   void set_attr(Interpreter &interp, std::string_view name, const Value &value) override;
   Value call(Interpreter &interp, CallArgs &args) override;
   Value get_item(Interpreter &interp, const Value &key) override;
-  std::optional<Value> binary_op(Interpreter &interp, python::BinOpKind op, const Value &other, bool reflected) override;
+  std::optional<Value> binary_op(Interpreter &interp, python::BinOpKind op, const Value &other,
+                                 bool reflected) override;
   std::unique_ptr<trace::Iterator> iterate(Interpreter &interp) override;
   std::string repr() const override;
 
@@ -94,6 +124,10 @@ public:
   /// Field names of a namedtuple or dataclass, in order.
   std::vector<std::string> fields;
 
+protected:
+  Object &tracked_object() override { return *this; }
+  void clear_refs() override;
+
 private:
   std::vector<Symbol> layout_;
   std::map<std::uint32_t, std::uint32_t> layout_index_;
@@ -101,24 +135,25 @@ private:
   std::uint64_t plans_epoch_ = 0;
 };
 
-class InstanceObject : public Object {
+class InstanceObject : public Object, public Tracked {
 public:
-  explicit InstanceObject(Ref<ClassObject> c) : cls(std::move(c)) {}
+  explicit InstanceObject(Ref<ClassObject> c);
   std::string_view type_name() const override { return cls->name; }
   std::optional<Value> get_attr(Interpreter &interp, std::string_view name) override;
   void set_attr(Interpreter &interp, std::string_view name, const Value &value) override;
   Value call(Interpreter &interp, CallArgs &args) override;
   Value get_item(Interpreter &interp, const Value &key) override;
   void set_item(Interpreter &interp, const Value &key, const Value &value) override;
-  std::optional<Value> binary_op(Interpreter &interp, python::BinOpKind op, const Value &other, bool reflected) override;
+  std::optional<Value> binary_op(Interpreter &interp, python::BinOpKind op, const Value &other,
+                                 bool reflected) override;
   std::optional<Value> unary_op(Interpreter &interp, python::UnaryOpKind op) override;
   std::optional<Value> compare(Interpreter &interp, python::CmpOpKind op, const Value &other, bool reflected) override;
   bool truthy(Interpreter &interp) override;
   std::unique_ptr<trace::Iterator> iterate(Interpreter &interp) override;
   std::optional<Value> inplace_op(Interpreter &interp, python::BinOpKind op, const Value &other) override;
   std::string repr() const override;
-  /// str(): `__str__`, else repr().
-  std::string str() const;
+  /// str(): `__str__`, else repr() (an exception's: its message).
+  std::string to_str() const override;
 
   /// The attribute stored on the instance, or null.
   Value *own(Symbol name);
@@ -135,6 +170,10 @@ public:
   std::vector<Value> args;
   std::optional<trace::TraceError> origin;
   Value cause;
+
+protected:
+  Object &tracked_object() override { return *this; }
+  void clear_refs() override;
 };
 
 /// A function bound to the object it was found on (`obj.method`).
@@ -196,11 +235,18 @@ std::vector<ClassObject *> c3_mro(ClassObject *cls, const std::vector<Ref<ClassO
 /// Makes the class of a `class` statement: its bases, its namespace after the body ran, its
 /// keywords (`metaclass=`, and options such as `total=`).
 Value build_class(Interpreter &interp, std::string name, std::string qualname, std::string module,
-                  std::vector<Value> bases, trace::Scope &ns, const std::vector<std::pair<std::string, Value>> &keywords,
-                  SourceLoc loc);
+                  std::vector<Value> bases, trace::Scope &ns,
+                  const std::vector<std::pair<std::string, Value>> &keywords, SourceLoc loc);
 
 /// The built-in `object` class, root of every class.
 ClassObject &object_class(Interpreter &interp);
+/// The `NotImplemented` singleton a binary dunder returns to decline.
+Value not_implemented();
+/// The last steps of making a class: enum members, namedtuple fields (stdlib.cpp).
+void finish_class(Interpreter &interp, ClassObject &cls, SourceLoc loc);
+/// isinstance(v, cls) when `cls` is a class of the class model, or a built-in type an instance
+/// derives from (an IntEnum member is an int, a namedtuple a tuple); nullopt for other types.
+std::optional<bool> isinstance_hook(Interpreter &interp, const Value &v, const Value &cls);
 
 // ---- exceptions ----------------------------------------------------------------------------------
 

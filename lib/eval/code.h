@@ -67,10 +67,10 @@ struct StepLoc {
 struct ImportSite {
   bool from = false;
   std::uint32_t level = 0;
-  std::string module;  ///< dotted, without the leading dots
-  std::string name;    ///< from-imports: the imported name
+  std::string module; ///< dotted, without the leading dots
+  std::string name;   ///< from-imports: the imported name
   bool has_asname = false;
-  SourceLoc loc;       ///< the alias, for ImportError
+  SourceLoc loc; ///< the alias, for ImportError
 };
 
 struct Param {

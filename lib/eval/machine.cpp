@@ -2,14 +2,13 @@
 // arithmetic, comparisons, jumps, loops over ranges and sequences, calls of compiled
 // functions) handled inline and everything else passed to the Interpreter's operations, which
 // raise Python's errors in Python's words. An error that leaves an instruction without a
-// location takes the instruction's.
+// location takes the instruction's; one an `except` or `with` of the frame covers goes to its
+// handler.
 #include "eval/machine.h"
 
 #include "eval/compiler.h"
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
 
 namespace nkicc::eval {
 
@@ -19,75 +18,6 @@ using trace::Object;
 using trace::Scope;
 using trace::TraceError;
 using K = Value::Kind;
-
-namespace {
-
-/// The Object if its type is exactly T (not a subclass, which may override T's behaviour).
-template <class T> T *exactly(const Value &v) {
-  Object *obj = v.object();
-  return obj && &typeid(*obj) == &typeid(T) ? static_cast<T *>(obj) : nullptr;
-}
-
-/// An iterator held in a register while a `for` loop runs.
-class IteratorObject : public Object {
-public:
-  explicit IteratorObject(std::unique_ptr<trace::Iterator> i) : it(std::move(i)) {}
-  std::string_view type_name() const override { return "iterator"; }
-  std::unique_ptr<trace::Iterator> it;
-};
-
-enum ForMode : std::int64_t { kForRange = 0, kForSeq = 1, kForIter = 2 };
-
-std::string join_names(const std::vector<std::string_view> &names) {
-  std::string out;
-  for (std::size_t k = 0; k < names.size(); ++k) {
-    if (k)
-      out += names.size() == 2 ? " and " : (k + 1 == names.size() ? ", and " : ", ");
-    out += "'" + std::string(names[k]) + "'";
-  }
-  return out;
-}
-
-/// One flag per parameter of a call, without a heap allocation for the usual few.
-class Flags {
-public:
-  explicit Flags(std::size_t n) {
-    if (n > small_.size())
-      heap_ = std::make_unique<bool[]>(n);
-  }
-  bool &operator[](std::size_t k) { return heap_ ? heap_[k] : small_[k]; }
-
-private:
-  std::array<bool, 16> small_{};
-  std::unique_ptr<bool[]> heap_;
-};
-
-std::string ascii_of(const std::string &r) {
-  std::string ascii;
-  for (std::size_t k = 0; k < r.size();) {
-    unsigned char c = static_cast<unsigned char>(r[k]);
-    if (c < 0x80) {
-      ascii += static_cast<char>(c);
-      ++k;
-      continue;
-    }
-    std::size_t len = c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-    char32_t cp = c & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
-    for (std::size_t m = 1; m < len && k + m < r.size(); ++m)
-      cp = (cp << 6) | (static_cast<unsigned char>(r[k + m]) & 0x3F);
-    k += len;
-    char buf[16];
-    std::snprintf(buf, sizeof buf,
-                  cp < 0x100     ? "\\x%02x"
-                  : cp < 0x10000 ? "\\u%04x"
-                                 : "\\U%08x",
-                  static_cast<unsigned>(cp));
-    ascii += buf;
-  }
-  return ascii;
-}
-
-} // namespace
 
 // ---- the register stack -------------------------------------------------------------------------
 
@@ -120,88 +50,6 @@ void RegisterStack::pop(Value *regs, std::size_t n) {
   std::tie(chunk_, top_) = marks_.back();
   marks_.pop_back();
 }
-
-// ---- frames -------------------------------------------------------------------------------------
-
-/// Enters a function's frame: registers, the call depth and the kernel name, restored on exit
-/// however the call ends.
-struct Machine::FrameScope {
-  Machine &m;
-  Interpreter &in;
-  Value *regs;
-  std::size_t nregs;
-  std::size_t loop_base;
-  const Code *code;
-  bool entered = false;
-
-  FrameScope(Machine &machine, Interpreter &interp, std::size_t n)
-      : m(machine), in(interp), regs(machine.stack_.push(n)), nregs(n), loop_base(interp.loop_stack_.size()),
-        code(nullptr) {}
-  void enter(const FunctionObject &fn) {
-    if (in.function_frames_ == 0)
-      in.kernel_name_ = std::string(fn.name);
-    ++in.function_frames_;
-    in.call_depth_ = in.function_frames_ - 1;
-    entered = true;
-  }
-  ~FrameScope() {
-    if (entered) {
-      --in.function_frames_;
-      in.call_depth_ = in.function_frames_ ? in.function_frames_ - 1 : 0;
-    }
-    in.loop_stack_.resize(loop_base);
-    if (code && code->defines_functions && !code->cell_regs.empty()) {
-      // Temporaries may still hold the functions made here: let go of them first.
-      for (std::size_t k = 0; k < nregs; ++k)
-        if (std::find(code->cell_regs.begin(), code->cell_regs.end(), k) == code->cell_regs.end())
-          regs[k] = Value();
-      m.release_closures(*code, regs);
-    }
-    m.stack_.pop(regs, nregs);
-  }
-  FrameScope(const FrameScope &) = delete;
-  FrameScope &operator=(const FrameScope &) = delete;
-};
-
-/// A call's arguments, whose vectors come from the machine's spares and go back to them
-/// (emptied) when the call is done, so that a call does not allocate them.
-struct Machine::PooledArgs {
-  Machine &m;
-  CallArgs args;
-  explicit PooledArgs(Machine &machine) : m(machine) {
-    if (!m.spare_positional_.empty()) {
-      args.positional = std::move(m.spare_positional_.back());
-      m.spare_positional_.pop_back();
-    }
-  }
-  void want_keywords() {
-    if (args.keywords.capacity() == 0 && !m.spare_keywords_.empty()) {
-      args.keywords = std::move(m.spare_keywords_.back());
-      m.spare_keywords_.pop_back();
-    }
-  }
-  ~PooledArgs() {
-    args.positional.clear();
-    args.keywords.clear();
-    if (args.positional.capacity() && m.spare_positional_.size() < 64)
-      m.spare_positional_.push_back(std::move(args.positional));
-    if (args.keywords.capacity() && m.spare_keywords_.size() < 64)
-      m.spare_keywords_.push_back(std::move(args.keywords));
-  }
-  PooledArgs(const PooledArgs &) = delete;
-  PooledArgs &operator=(const PooledArgs &) = delete;
-};
-
-/// Sets the interpreter's current location for the duration of a call.
-struct Machine::LocScope {
-  Interpreter &in;
-  SourceLoc saved;
-  LocScope(Interpreter &interp, SourceLoc loc) : in(interp), saved(interp.current_loc_) {
-    if (loc.valid())
-      in.current_loc_ = loc;
-  }
-  ~LocScope() { in.current_loc_ = saved; }
-};
 
 // ---- the machine --------------------------------------------------------------------------------
 
@@ -247,752 +95,6 @@ void Machine::step_budget(const Code &code, std::uint32_t pc) {
               "the trace ran more than " + std::to_string(in_.limits_.max_steps) +
                   " steps (an endless loop?); raise --max-instructions or fix the loop",
               code.step_loc(pc));
-}
-
-// ---- calls --------------------------------------------------------------------------------------
-
-Value Machine::call(const Value &callee, CallArgs &args, SourceLoc loc) {
-  if (++in_.steps_ > in_.limits_.max_steps)
-    raise_error("step-budget",
-                "the trace ran more than " + std::to_string(in_.limits_.max_steps) +
-                    " steps (an endless loop?); raise --max-instructions or fix the loop",
-                loc);
-  LocScope at(in_, loc);
-  Object *obj = callee.object();
-  if (!obj)
-    raise_python("TypeError", "'" + std::string(type_name(callee)) + "' object is not callable");
-  if (auto *fn = exactly<FunctionObject>(callee))
-    return call_function(*fn, args);
-  return obj->call(in_, args);
-}
-
-Value Machine::call_function(FunctionObject &fn, CallArgs &args) {
-  const Code &code = code_of(fn);
-  if (in_.function_frames_ >= in_.limits_.max_call_depth)
-    raise_python("RecursionError", "maximum recursion depth exceeded");
-  FrameScope scope(*this, in_, code.nregs);
-  scope.code = &code;
-  bind_arguments(fn, code, args, scope.regs);
-  scope.enter(fn);
-  return run_function(fn, code, scope.regs);
-}
-
-bool Machine::call_simple(FunctionObject &fn, Value *args, std::size_t n, SourceLoc loc, Value &out) {
-  const Code &code = code_of(fn);
-  std::size_t npos = code.positional.size();
-  std::size_t first_default = npos - fn.defaults.size();
-  if (!code.simple_params || n > npos || n < first_default)
-    return false;
-  if (++in_.steps_ > in_.limits_.max_steps)
-    raise_error("step-budget",
-                "the trace ran more than " + std::to_string(in_.limits_.max_steps) +
-                    " steps (an endless loop?); raise --max-instructions or fix the loop",
-                loc);
-  LocScope at(in_, loc);
-  if (in_.function_frames_ >= in_.limits_.max_call_depth)
-    raise_python("RecursionError", "maximum recursion depth exceeded");
-  FrameScope scope(*this, in_, code.nregs);
-  scope.code = &code;
-  Value *regs = scope.regs;
-  for (std::size_t k = 0; k < n; ++k)
-    regs[k] = std::move(args[k]);
-  for (std::size_t k = n; k < npos; ++k)
-    regs[k] = fn.defaults[k - first_default];
-  scope.enter(fn);
-  out = run_function(fn, code, regs);
-  return true;
-}
-
-void Machine::bind_arguments(FunctionObject &fn, const Code &code, CallArgs &args, Value *regs) {
-  auto bind = [regs](const Param &p, Value value) { regs[p.reg] = std::move(value); };
-  const std::string &qn = fn.qualname;
-  // Python's argument binding (CPython's initialize_locals), with its messages.
-  std::size_t npos = code.positional.size();
-  std::size_t given = args.positional.size();
-  Flags bound(npos);
-  for (std::size_t k = 0; k < std::min(given, npos); ++k) {
-    bind(code.positional[k], args.positional[k]);
-    bound[k] = true;
-  }
-  if (code.has_vararg) {
-    std::vector<Value> rest;
-    if (given > npos)
-      rest.assign(args.positional.begin() + static_cast<std::ptrdiff_t>(npos), args.positional.end());
-    bind(code.vararg, Value::tuple(std::move(rest)));
-  }
-  Value kwargs = code.has_kwarg ? Value::dict() : Value();
-  Flags kw_bound(code.kwonly.size());
-  std::vector<std::string_view> posonly_as_kw;
-  for (const auto &[name, value] : args.keywords) {
-    bool matched = false;
-    for (std::size_t k = code.posonly; k < npos; ++k)
-      if (code.positional[k].name == name) {
-        if (bound[k])
-          raise_python("TypeError", qn + "() got multiple values for argument '" + name + "'");
-        bind(code.positional[k], value);
-        bound[k] = true;
-        matched = true;
-        break;
-      }
-    if (!matched)
-      for (std::size_t k = 0; k < code.kwonly.size(); ++k)
-        if (code.kwonly[k].name == name) {
-          if (kw_bound[k])
-            raise_python("TypeError", qn + "() got multiple values for argument '" + name + "'");
-          bind(code.kwonly[k], value);
-          kw_bound[k] = true;
-          matched = true;
-          break;
-        }
-    if (matched)
-      continue;
-    if (code.has_kwarg) {
-      kwargs.dict_data().entries.emplace_back(Value::str(name), value);
-      continue;
-    }
-    for (std::size_t k = 0; k < code.posonly; ++k)
-      if (code.positional[k].name == name)
-        posonly_as_kw.push_back(code.positional[k].name);
-    if (posonly_as_kw.empty())
-      raise_python("TypeError", qn + "() got an unexpected keyword argument '" + name + "'");
-  }
-  if (!posonly_as_kw.empty()) {
-    std::string names;
-    for (std::size_t k = 0; k < posonly_as_kw.size(); ++k)
-      names += (k ? ", '" : "'") + std::string(posonly_as_kw[k]) + "'";
-    raise_python("TypeError", qn + "() got some positional-only arguments passed as keyword arguments: " + names);
-  }
-  if (code.has_kwarg)
-    bind(code.kwarg, kwargs);
-  if (given > npos && !code.has_vararg) {
-    std::size_t ndefaults = fn.defaults.size();
-    std::string takes =
-        ndefaults ? "from " + std::to_string(npos - ndefaults) + " to " + std::to_string(npos) : std::to_string(npos);
-    std::size_t kw_given = 0;
-    for (std::size_t k = 0; k < code.kwonly.size(); ++k)
-      kw_given += kw_bound[k] ? 1 : 0;
-    std::string msg = qn + "() takes " + takes + " positional argument" + (npos == 1 && !ndefaults ? "" : "s") +
-                      " but " + std::to_string(given);
-    if (kw_given)
-      msg += " positional argument" + std::string(given == 1 ? "" : "s") + " (and " + std::to_string(kw_given) +
-             " keyword-only argument" + (kw_given == 1 ? "" : "s") + ") were given";
-    else
-      msg += given == 1 ? " was given" : " were given";
-    raise_python("TypeError", msg);
-  }
-  std::size_t first_default = npos - fn.defaults.size();
-  std::vector<std::string_view> missing;
-  for (std::size_t k = 0; k < npos; ++k) {
-    if (bound[k])
-      continue;
-    if (k >= first_default)
-      bind(code.positional[k], fn.defaults[k - first_default]);
-    else
-      missing.push_back(code.positional[k].name);
-  }
-  if (!missing.empty())
-    raise_python("TypeError", qn + "() missing " + std::to_string(missing.size()) + " required positional argument" +
-                                  (missing.size() == 1 ? "" : "s") + ": " + join_names(missing));
-  for (std::size_t k = 0; k < code.kwonly.size(); ++k) {
-    if (kw_bound[k])
-      continue;
-    if (k < fn.kw_defaults.size() && fn.kw_defaults[k])
-      bind(code.kwonly[k], *fn.kw_defaults[k]);
-    else
-      missing.push_back(code.kwonly[k].name);
-  }
-  if (!missing.empty())
-    raise_python("TypeError", qn + "() missing " + std::to_string(missing.size()) + " required keyword-only argument" +
-                                  (missing.size() == 1 ? "" : "s") + ": " + join_names(missing));
-}
-
-Value Machine::run_function(FunctionObject &fn, const Code &code, Value *regs) {
-  // Locals that are not parameters start unbound; the closure's cells go to their registers.
-  std::size_t nparams = code.positional.size() + code.kwonly.size() + (code.has_vararg ? 1 : 0) +
-                        (code.has_kwarg ? 1 : 0);
-  for (std::size_t k = nparams; k < code.nlocals; ++k)
-    set_unbound(regs[k]);
-  for (std::size_t k = 0; k < code.free_regs.size() && k < fn.closure.size(); ++k)
-    regs[code.free_regs[k]] = Value::object(fn.closure[k]);
-  Frame f;
-  f.code = &code;
-  f.regs = regs;
-  f.module = &fn.module;
-  f.globals = fn.module ? &fn.module->globals() : nullptr;
-  f.fn = &fn;
-  f.loop_base = in_.loop_stack_.size();
-  return execute(f);
-}
-
-Value Machine::call_registers(const Value &callee, Value *args, std::size_t n, const CallSite &site) {
-  if (!site.keywords.empty() || !exactly<FunctionObject>(callee)) {
-    PooledArgs pooled(*this);
-    CallArgs &a = pooled.args;
-    a.loc = site.loc;
-    std::size_t npos = n - site.keywords.size();
-    a.positional.reserve(npos);
-    for (std::size_t k = 0; k < npos; ++k)
-      a.positional.push_back(std::move(args[k]));
-    if (!site.keywords.empty()) {
-      pooled.want_keywords();
-      for (std::size_t k = 0; k < site.keywords.size(); ++k)
-        a.keywords.emplace_back(site.keywords[k], std::move(args[npos + k]));
-    }
-    return call(callee, a, site.loc);
-  }
-  auto *fn = exactly<FunctionObject>(callee);
-  Value out;
-  if (call_simple(*fn, args, n, site.loc, out))
-    return out;
-  PooledArgs pooled(*this);
-  CallArgs &a = pooled.args;
-  a.loc = site.loc;
-  for (std::size_t k = 0; k < n; ++k)
-    a.positional.push_back(std::move(args[k]));
-  return call(callee, a, site.loc);
-}
-
-void Machine::load_method(Frame &f, const Insn &in) {
-  Value *R = f.regs;
-  const CallSite &site = f.code->calls[in.d];
-  Value &self = R[in.a + 1];
-  // A method of a built-in value is found when it is called (`lst.append(x)`).
-  if (self.kind != K::Object && self.kind != K::None) {
-    set_unbound(R[in.a]);
-    return;
-  }
-  if (auto *module = exactly<ModuleObject>(self)) {
-    if (Value *global = module->globals().find_local(site.attr.name)) {
-      R[in.a] = *global;
-      set_unbound(self);
-      return;
-    }
-  }
-  Value attr = in_.get_attr(self, site.attr.name.name(), site.func_loc);
-  R[in.a] = std::move(attr);
-  set_unbound(self);
-}
-
-Value Machine::call_method(Frame &f, const Insn &in) {
-  Value *R = f.regs;
-  const CallSite &site = f.code->calls[in.d];
-  Value *args = R + in.b + 2;
-  std::size_t n = in.c;
-  if (is_unbound(R[in.b])) {
-    // `value.name(args)` on a built-in value.
-    Value &self = R[in.b + 1];
-    PooledArgs pooled(*this);
-    CallArgs &a = pooled.args;
-    a.loc = site.loc;
-    std::size_t npos = n - site.keywords.size();
-    for (std::size_t k = 0; k < npos; ++k)
-      a.positional.push_back(std::move(args[k]));
-    if (!site.keywords.empty()) {
-      pooled.want_keywords();
-      for (std::size_t k = 0; k < site.keywords.size(); ++k)
-        a.keywords.emplace_back(site.keywords[k], std::move(args[npos + k]));
-    }
-    if (++in_.steps_ > in_.limits_.max_steps)
-      raise_error("step-budget",
-                  "the trace ran more than " + std::to_string(in_.limits_.max_steps) +
-                      " steps (an endless loop?); raise --max-instructions or fix the loop",
-                  site.loc);
-    std::optional<Value> out;
-    {
-      LocScope at(in_, site.loc);
-      out = in_.call_method(self, site.attr.name.name(), a);
-    }
-    if (out)
-      return std::move(*out);
-    in_.get_attr(self, site.attr.name.name(), site.func_loc); // raises AttributeError
-    return Value();
-  }
-  if (is_unbound(R[in.b + 1]))
-    return call_registers(R[in.b], args, n, site);
-  // A function found on the receiver's type: the receiver is its first argument.
-  return call_registers(R[in.b], R + in.b + 1, n + 1, site);
-}
-
-Value Machine::call_ex(Frame &f, const Insn &in, bool method) {
-  Value *R = f.regs;
-  const CallSite &site = f.code->calls[in.d];
-  std::uint16_t first = method ? in.b + 2 : in.b + 1;
-  PooledArgs pooled(*this);
-  CallArgs &a = pooled.args;
-  a.loc = site.loc;
-  if (method && !is_unbound(R[in.b]) && !is_unbound(R[in.b + 1]))
-    a.positional.push_back(R[in.b + 1]);
-  for (Value &v : R[first].seq().items)
-    a.positional.push_back(std::move(v));
-  pooled.want_keywords();
-  for (Value &kv : R[first + 1].seq().items) {
-    auto &pair = kv.seq().items;
-    a.keywords.emplace_back(pair[0].str_text(), std::move(pair[1]));
-  }
-  if (method && is_unbound(R[in.b])) {
-    if (++in_.steps_ > in_.limits_.max_steps)
-      raise_error("step-budget",
-                  "the trace ran more than " + std::to_string(in_.limits_.max_steps) +
-                      " steps (an endless loop?); raise --max-instructions or fix the loop",
-                  site.loc);
-    Value &self = R[in.b + 1];
-    std::optional<Value> out;
-    {
-      LocScope at(in_, site.loc);
-      out = in_.call_method(self, site.attr.name.name(), a);
-    }
-    if (out)
-      return std::move(*out);
-    in_.get_attr(self, site.attr.name.name(), site.func_loc);
-    return Value();
-  }
-  return call(R[in.b], a, site.loc);
-}
-
-// ---- names --------------------------------------------------------------------------------------
-
-Value Machine::load_global(Frame &f, const Insn &in) {
-  GlobalCache &gc = const_cast<Code *>(f.code)->globals[in.d];
-  Scope &builtins = *in_.builtins_;
-  if (f.globals) {
-    if (gc.globals == f.globals && gc.globals_version == f.globals->version() &&
-        gc.builtins_version == builtins.version())
-      return *gc.slot;
-    if (Value *v = f.globals->find_local(gc.name)) {
-      gc = GlobalCache{gc.name, f.globals, f.globals->version(), builtins.version(), v};
-      return *v;
-    }
-  }
-  if (Value *v = builtins.find_local(gc.name)) {
-    if (f.globals)
-      gc = GlobalCache{gc.name, f.globals, f.globals->version(), builtins.version(), v};
-    return *v;
-  }
-  raise_python("NameError", "name '" + std::string(gc.name.name()) + "' is not defined");
-}
-
-Value Machine::load_name(Frame &f, const Insn &in) {
-  const GlobalCache &gc = f.code->globals[in.d];
-  if (f.ns && f.ns != f.globals)
-    if (Value *v = f.ns->find_local(gc.name))
-      return *v;
-  return load_global(f, in);
-}
-
-void Machine::store_name(Frame &f, Symbol name, const Value &v) {
-  Scope *ns = f.ns ? f.ns : f.globals;
-  ns->set(name, v);
-}
-
-void Machine::bind_name(Frame &f, const Insn &in) {
-  Symbol name;
-  const Value *v = nullptr;
-  switch (in.op) {
-  case Op::StoreGlobal:
-  case Op::StoreName:
-    name = f.code->names[in.d];
-    v = &f.regs[in.a];
-    break;
-  case Op::StoreDeref:
-    name = f.code->names[in.d];
-    v = &f.regs[in.b];
-    break;
-  case Op::ForNext:
-    name = f.code->local_names[in.b];
-    v = &f.regs[in.b];
-    break;
-  default:
-    name = f.code->local_names[in.a];
-    v = &f.regs[in.a];
-    break;
-  }
-  if (Object *obj = v->object())
-    obj->on_bind(name.name());
-}
-
-Value Machine::load_attr(Frame &f, const Insn &in, const Value &obj) {
-  AttrCache &ac = const_cast<Code *>(f.code)->attrs[in.d];
-  // A plain module's attribute is its global (ModuleObject::get_attr), found by symbol.
-  if (auto *module = exactly<ModuleObject>(obj)) {
-    Scope &g = module->globals();
-    if (ac.key == &g && ac.epoch == g.version())
-      return *ac.slot;
-    if (Value *global = g.find_local(ac.name)) {
-      ac.key = &g;
-      ac.epoch = g.version();
-      ac.slot = global;
-      return *global;
-    }
-  }
-  return in_.get_attr(obj, ac.name.name(), f.code->locs[&in - f.code->insns.data()]);
-}
-
-// ---- functions ----------------------------------------------------------------------------------
-
-Value Machine::make_function(Frame &f, const Insn &in) {
-  FunctionTemplate &t = *f.code->functions[in.d];
-  auto fn = make_ref<FunctionObject>();
-  fn->name = t.name;
-  fn->qualname = t.qualname;
-  fn->def = t.def;
-  fn->tmpl = &t;
-  Value *R = f.regs;
-  std::size_t k = in.b;
-  for (std::size_t d = 0; d < t.ndefaults; ++d)
-    fn->defaults.push_back(R[k++]);
-  for (bool has : t.kw_has_default)
-    fn->kw_defaults.push_back(has ? std::optional<Value>(R[k++]) : std::nullopt);
-  for (std::uint16_t r : t.closure_regs)
-    fn->closure.push_back(R[r].ref_as<trace::Cell>());
-  if (f.module)
-    fn->module = *f.module;
-  return Value::object(std::move(fn));
-}
-
-void Machine::release_closures(const Code &code, Value *regs) {
-  // The cells this call made, and the functions in them that only their cell holds.
-  long internal_total = 0;
-  std::vector<std::pair<trace::Cell *, long>> cells;
-  for (std::uint16_t r : code.cell_regs) {
-    auto *cell = regs[r].as<trace::Cell>();
-    if (!cell)
-      continue;
-    cells.emplace_back(cell, 1);
-  }
-  if (cells.empty())
-    return;
-  for (auto &[cell, refs] : cells) {
-    auto *fn = cell->value.as<FunctionObject>();
-    if (!fn || cell->value.use_count() != 1)
-      continue;
-    for (const Ref<trace::Cell> &c : fn->closure)
-      for (auto &[other, count] : cells)
-        if (c.get() == other)
-          ++count;
-  }
-  for (auto &[cell, refs] : cells) {
-    if (cell->ref_count() != static_cast<std::uint32_t>(refs))
-      return;
-    internal_total += refs;
-  }
-  (void)internal_total;
-  for (auto &[cell, refs] : cells) {
-    (void)refs;
-    Value drop = std::move(cell->value);
-    cell->bound = false;
-  }
-}
-
-// ---- loops --------------------------------------------------------------------------------------
-
-void Machine::for_prep(Frame &f, const Insn &in) {
-  Value *R = f.regs;
-  const Value &iterable = R[in.b];
-  SourceLoc loc = f.code->locs[&in - f.code->insns.data()];
-  Value *it = R + in.a;
-  trace::LoopKind kind = in_.current_loop_kind();
-  if (Object *obj = iterable.object())
-    if (trace::LoopKind k = obj->loop_kind(); k != trace::LoopKind::None)
-      kind = k;
-  if (auto *range = exactly<trace::RangeObject>(iterable)) {
-    it[0] = Value::integer(kForRange);
-    it[1] = Value::integer(range->start);
-    it[2] = Value::integer(range->step);
-    it[3] = Value::integer(range->length());
-  } else if (iterable.kind == K::Tuple || iterable.kind == K::List) {
-    it[0] = Value::integer(kForSeq);
-    it[1] = iterable;
-    it[2] = Value::integer(0);
-  } else {
-    std::unique_ptr<trace::Iterator> i = in_.iterate(iterable, loc);
-    it[0] = Value::integer(kForIter);
-    it[1] = Value::object(make_ref<IteratorObject>(std::move(i)));
-  }
-  // A comprehension's loop records no loop kind (c); a `for` over a list keeps its
-  // enclosing loop's kind.
-  if (!in.c)
-    in_.loop_stack_.push_back(kind);
-}
-
-bool Machine::for_next_slow(Frame &f, const Insn &in) {
-  Value *it = f.regs + in.a;
-  auto *iter = static_cast<IteratorObject *>(it[1].object());
-  Value item;
-  if (!iter->it->next(item))
-    return false;
-  f.regs[in.b] = std::move(item);
-  return true;
-}
-
-// ---- assignment ---------------------------------------------------------------------------------
-
-void Machine::unpack(Frame &f, const Insn &in) {
-  Value *R = f.regs;
-  const Value v = R[in.b];
-  std::size_t n = in.c;
-  bool starred = in.d != 0xffff;
-  std::vector<Value> items;
-  if (v.kind != K::Object && v.kind != K::Tuple && v.kind != K::List && v.kind != K::Str && v.kind != K::Dict)
-    raise_python("TypeError", "cannot unpack non-iterable " + std::string(type_name(v)) + " object");
-  if (auto *obj = v.object(); obj && !dynamic_cast<trace::RangeObject *>(obj)) {
-    std::unique_ptr<trace::Iterator> it = obj->iterate(in_);
-    if (!it)
-      raise_python("TypeError", "cannot unpack non-iterable " + std::string(type_name(v)) + " object");
-    Value x;
-    while (it->next(x)) {
-      items.push_back(std::move(x));
-      // More items than targets can only be an error; stop reading an endless iterable.
-      if (items.size() > n + 1 && !starred)
-        break;
-      in_.check_length(items.size());
-    }
-  } else if ((v.kind == K::Tuple || v.kind == K::List) && !starred && v.seq().items.size() == n) {
-    const auto &src = v.seq().items;
-    for (std::size_t k = 0; k < n; ++k)
-      R[in.a + k] = src[k];
-    return;
-  } else {
-    items = in_.to_list(v);
-  }
-  if (!starred) {
-    if (items.size() > n)
-      raise_python("ValueError", "too many values to unpack (expected " + std::to_string(n) + ")");
-    if (items.size() < n)
-      raise_python("ValueError", "not enough values to unpack (expected " + std::to_string(n) + ", got " +
-                                     std::to_string(items.size()) + ")");
-    for (std::size_t k = 0; k < n; ++k)
-      R[in.a + k] = std::move(items[k]);
-    return;
-  }
-  if (items.size() < n - 1)
-    raise_python("ValueError", "not enough values to unpack (expected at least " + std::to_string(n - 1) + ", got " +
-                                   std::to_string(items.size()) + ")");
-  std::size_t star = in.d, after = n - star - 1;
-  for (std::size_t k = 0; k < star; ++k)
-    R[in.a + k] = std::move(items[k]);
-  std::vector<Value> rest(std::make_move_iterator(items.begin() + static_cast<std::ptrdiff_t>(star)),
-                          std::make_move_iterator(items.end() - static_cast<std::ptrdiff_t>(after)));
-  for (std::size_t k = 0; k < after; ++k)
-    R[in.a + star + 1 + k] = std::move(items[items.size() - after + k]);
-  R[in.a + star] = Value::list(std::move(rest));
-}
-
-void Machine::inplace_name(Frame &f, const Insn &in) {
-  Value *R = f.regs;
-  std::uint32_t pc = static_cast<std::uint32_t>(&in - f.code->insns.data());
-  SourceLoc loc = f.code->locs[pc];
-  const Value &cur = R[in.b];
-  Value rhs = (in.flags & kConstC) ? f.code->consts[in.c] : R[in.c];
-  auto op = static_cast<BinOpKind>(in.d);
-  // list += iterable extends in place, as list.__iadd__.
-  if (cur.kind == K::List && op == BinOpKind::Add) {
-    std::vector<Value> more = in_.to_list(rhs, f.code->extra_locs[pc]);
-    in_.check_length(cur.seq().items.size() + more.size());
-    Value keep = cur;
-    keep.seq().items.insert(keep.seq().items.end(), std::make_move_iterator(more.begin()),
-                            std::make_move_iterator(more.end()));
-    R[in.a] = std::move(keep);
-    return;
-  }
-  if (Object *obj = cur.object()) {
-    std::optional<Value> updated;
-    {
-      LocScope at(in_, loc);
-      try {
-        updated = obj->inplace_op(in_, op, rhs);
-      } catch (TraceError &err) {
-        if (!err.loc.valid())
-          err.loc = loc;
-        throw;
-      }
-    }
-    if (updated) {
-      R[in.a] = std::move(*updated);
-      return;
-    }
-  }
-  R[in.a] = in_.binary_op(op, cur, rhs, loc);
-}
-
-void Machine::aug_item(Frame &f, const Insn &in) {
-  Value *R = f.regs;
-  std::uint32_t pc = static_cast<std::uint32_t>(&in - f.code->insns.data());
-  SourceLoc target = f.code->locs[pc], stmt = f.code->extra_locs[pc];
-  const Value &c = R[in.a];
-  const Value &key = R[in.b];
-  const Value &rhs = R[in.c];
-  auto op = static_cast<BinOpKind>(in.d);
-  if (Object *obj = c.object()) {
-    LocScope at(in_, stmt);
-    try {
-      obj->aug_set_item(in_, key, op, rhs);
-    } catch (TraceError &err) {
-      if (!err.loc.valid())
-        err.loc = target;
-      throw;
-    }
-    return;
-  }
-  Value cur = in_.get_item(c, key, target);
-  in_.set_item(c, key, in_.binary_op(op, cur, rhs, stmt), target);
-}
-
-// ---- displays and strings -----------------------------------------------------------------------
-
-Value Machine::format(Frame &f, const Insn &in) {
-  Value *R = f.regs;
-  Value v = R[in.b];
-  char conversion = static_cast<char>(in.d);
-  if (conversion == 'r' || conversion == 'a') {
-    std::string r = repr(v);
-    if (conversion == 'a')
-      r = ascii_of(r);
-    v = Value::str(std::move(r));
-  } else if (conversion == 's') {
-    v = Value::str(str(v));
-  }
-  std::string spec = in.c ? R[in.b + 1].str_text() : std::string();
-  std::string out = in_.format(v, spec);
-  in_.check_length(out.size());
-  return Value::str(std::move(out));
-}
-
-Value Machine::build_string(Frame &f, const Insn &in) {
-  std::string out;
-  for (std::size_t k = 0; k < in.c; ++k) {
-    out += f.regs[in.b + k].str_text();
-    in_.check_length(out.size());
-  }
-  return Value::str(std::move(out));
-}
-
-Value Machine::build_slice(Frame &f, const Insn &in) {
-  // A subscript's slice records are made and dropped for every load and store of an unrolled
-  // loop: they come from the spares recycle_key() returns.
-  Ref<trace::SliceData> data;
-  if (spare_slices_.empty()) {
-    data = make_ref<trace::SliceData>();
-  } else {
-    data = std::move(spare_slices_.back());
-    spare_slices_.pop_back();
-  }
-  data->lower = f.regs[in.b];
-  data->upper = f.regs[in.b + 1];
-  data->step = f.regs[in.b + 2];
-  return Value::from_heap(K::Slice, std::move(data));
-}
-
-Value Machine::build_tuple_key(Frame &f, const Insn &in) {
-  Ref<trace::SeqData> data;
-  if (spare_tuples_.empty()) {
-    data = make_ref<trace::SeqData>();
-  } else {
-    data = std::move(spare_tuples_.back());
-    spare_tuples_.pop_back();
-  }
-  data->items.reserve(in.c);
-  for (std::size_t k = 0; k < in.c; ++k)
-    data->items.push_back(std::move(f.regs[in.b + k]));
-  return Value::from_heap(K::Tuple, std::move(data));
-}
-
-void Machine::recycle_key(Value &key) {
-  // Only records nothing else holds: the object indexed may have kept the key.
-  constexpr std::size_t kMaxSpares = 64;
-  if (key.use_count() != 1)
-    return;
-  auto recycle_slice = [this](Value &v) {
-    if (v.kind != K::Slice || v.use_count() != 1 || spare_slices_.size() >= kMaxSpares)
-      return;
-    Ref<trace::SliceData> data(&v.slice_data());
-    v = Value();
-    data->lower = Value();
-    data->upper = Value();
-    data->step = Value();
-    spare_slices_.push_back(std::move(data));
-  };
-  if (key.kind == K::Slice) {
-    recycle_slice(key);
-    return;
-  }
-  if (key.kind != K::Tuple || spare_tuples_.size() >= kMaxSpares)
-    return;
-  Ref<trace::SeqData> data(&key.seq());
-  key = Value();
-  for (Value &item : data->items)
-    recycle_slice(item);
-  data->items.clear();
-  spare_tuples_.push_back(std::move(data));
-}
-
-void Machine::dict_merge(Frame &f, const Insn &in) {
-  Value *R = f.regs;
-  const Value &m = R[in.b];
-  std::uint32_t pc = static_cast<std::uint32_t>(&in - f.code->insns.data());
-  if (!in.c) {
-    if (m.kind != K::Dict)
-      raise_python("TypeError", "'" + std::string(type_name(m)) + "' object is not a mapping");
-    for (const auto &[key, value] : std::vector(m.dict_data().entries))
-      in_.set_item(R[in.a], key, value);
-    return;
-  }
-  // `f(**m)`: keyword arguments, as (name, value) pairs in call order.
-  if (m.kind != K::Dict)
-    raise_python("TypeError", "argument after ** must be a mapping, not " + std::string(type_name(m)));
-  auto &pairs = R[in.a].seq().items;
-  for (const auto &[key, value] : m.dict_data().entries) {
-    if (key.kind != K::Str)
-      raise_python("TypeError", "keywords must be strings");
-    for (const Value &p : pairs)
-      if (p.seq().items[0].str_text() == key.str_text())
-        raise_python("TypeError", "got multiple values for keyword argument '" + key.str_text() + "'",
-                     f.code->extra_locs[pc]);
-    pairs.push_back(Value::tuple({key, value}));
-  }
-}
-
-// ---- imports and errors -------------------------------------------------------------------------
-
-void Machine::import_star(Frame &f, const Insn &in) {
-  auto *mod = dynamic_cast<ModuleObject *>(f.regs[in.a].object());
-  if (!mod)
-    return;
-  for (const Scope::Entry &entry : std::vector(mod->globals().entries())) {
-    if (entry.name().starts_with("_"))
-      continue;
-    if (f.code->kind == CodeKind::Function || f.code->kind == CodeKind::Lambda) {
-      bool local = false;
-      for (std::size_t r = 0; r < f.code->nlocals; ++r)
-        if (f.code->local_names[r] == entry.symbol) {
-          f.regs[r] = entry.value;
-          local = true;
-        }
-      if (local)
-        continue;
-      if (!f.dynamic_ns) {
-        f.dynamic_ns = std::make_shared<Scope>();
-        f.ns = f.dynamic_ns.get();
-      }
-    }
-    store_name(f, entry.symbol, entry.value);
-  }
-}
-
-void Machine::raise(Frame &f, const Insn &in) {
-  const Value &exc = f.regs[in.a];
-  SourceLoc loc = f.code->locs[&in - f.code->insns.data()];
-  if (auto *type = exc.as<trace::ExceptionTypeObject>())
-    raise_error(type->name, "", loc);
-  if (auto *e = exc.as<trace::ExceptionObject>())
-    raise_error(e->type, e->message(), loc);
-  raise_python("TypeError", "exceptions must derive from BaseException", loc);
-}
-
-void Machine::unsupported(const Code &code, const Insn &in) {
-  std::string msg = "unsupported Python construct '" + code.consts[in.d].str_text() + "'";
-  if (in_.function_frames_ > 0)
-    msg += " in kernel '" + in_.kernel_name_ + "'";
-  raise_error("unsupported", std::move(msg), code.locs[&in - code.insns.data()]);
 }
 
 // ---- the dispatch loop --------------------------------------------------------------------------
@@ -1088,7 +190,7 @@ Value Machine::execute(Frame &f) {
   const std::uint64_t max_steps = in_.limits_.max_steps;
 #define RK_B(in) (((in).flags & kConstB) ? K_[(in).b] : R[(in).b])
 #define RK_C(in) (((in).flags & kConstC) ? K_[(in).c] : R[(in).c])
-#define PC(in) static_cast<std::uint32_t>(&(in) - base)
+#define PC(in) static_cast<std::uint32_t>(&(in)-base)
 #define LOC(in) code.locs[PC(in)]
   for (;;) {
     try {
@@ -1213,10 +315,11 @@ Value Machine::execute(Frame &f) {
           load_method(f, in);
           break;
         case Op::StoreAttr:
-          in_.set_attr(R[in.a], code.attrs[in.d].name.name(), R[in.b], LOC(in));
+          store_attr(f, in);
           break;
         case Op::DeleteAttr:
-          unsupported(code, in);
+          delete_attr(f, in);
+          break;
         case Op::GetItem: {
           const Value &c = R[in.b];
           const Value &key = RK_C(in);
@@ -1253,7 +356,8 @@ Value Machine::execute(Frame &f) {
           break;
         }
         case Op::DeleteItem:
-          unsupported(code, in);
+          delete_item(f, in);
+          break;
         case Op::Add: {
           const Value &x = RK_B(in), &y = RK_C(in);
           std::int64_t out;
@@ -1428,8 +532,8 @@ Value Machine::execute(Frame &f) {
               goto next_insn;
             }
             set_int(R[in.b], it[1].i);
-            it[1].i = static_cast<std::int64_t>(static_cast<std::uint64_t>(it[1].i) +
-                                                static_cast<std::uint64_t>(it[2].i));
+            it[1].i =
+                static_cast<std::int64_t>(static_cast<std::uint64_t>(it[1].i) + static_cast<std::uint64_t>(it[2].i));
             --it[3].i;
             break;
           case kForSeq: {
@@ -1474,9 +578,23 @@ Value Machine::execute(Frame &f) {
           R[in.a] = std::move(out);
           break;
         }
-        case Op::Super:
-        case Op::MakeClass:
-          unsupported(code, in);
+        case Op::Super: {
+          if (in.c == kNoReg || is_unbound(R[in.c]))
+            raise_python("RuntimeError", "super(): no arguments");
+          auto *cell = static_cast<trace::Cell *>(R[in.b].object());
+          if (!cell->bound || !cell->value.as<ClassObject>())
+            raise_python("RuntimeError", "super(): __class__ cell not found");
+          R[in.a] = Value::object(make_ref<SuperObject>(cell->value.ref_as<ClassObject>(), R[in.c]));
+          break;
+        }
+        case Op::MakeClass: {
+          Value cls = make_class(f, in);
+          R[in.a] = std::move(cls);
+          break;
+        }
+        case Op::AddAnnotation:
+          add_annotation(f, in);
+          break;
         case Op::MakeFunction:
           R[in.a] = make_function(f, in);
           break;
@@ -1487,11 +605,21 @@ Value Machine::execute(Frame &f) {
         case Op::Raise:
           raise(f, in);
         case Op::Reraise:
+          reraise(in_, R[in.a]);
         case Op::ExcMatch:
+          set_bool(R[in.a], exception_matches(R[in.b], R[in.c]));
+          break;
         case Op::WithEnter:
-        case Op::WithExit:
+          with_enter(f, in);
+          break;
+        case Op::WithExit: {
+          Value r = call_values(R[in.b + 1], {Value(), Value(), Value()}, LOC(in));
+          (void)r;
+          break;
+        }
         case Op::WithExitExc:
-          unsupported(code, in);
+          with_exit_exc(f, in);
+          break;
         case Op::AssertFail:
           raise_python("AssertionError", in.b ? str(R[in.a]) : std::string(), LOC(in));
         case Op::ImportName: {
@@ -1530,7 +658,26 @@ Value Machine::execute(Frame &f) {
       std::uint32_t at = static_cast<std::uint32_t>(ip - 1 - base);
       if (!e.loc.valid())
         e.loc = code.locs[at];
-      throw;
+      const Handler *h = nullptr;
+      if (!code.handlers.empty() && is_catchable(in_, e))
+        for (const Handler &candidate : code.handlers)
+          if (candidate.start <= at && at < candidate.end) {
+            h = &candidate;
+            break;
+          }
+      if (!h)
+        throw;
+      R[h->exc] = exception_value(in_, e);
+      in_.loop_stack_.resize(f.loop_base + h->loops);
+      ip = base + h->target;
+    } catch (std::bad_alloc &) {
+      // Memory ran out inside an operation: a located error, never an abort.
+      std::uint32_t at = static_cast<std::uint32_t>(ip - 1 - base);
+      throw TraceError{"out of memory (the kernel built values larger than this machine holds)",
+                       "MemoryError",
+                       code.locs[at],
+                       {},
+                       Value()};
     }
   }
 #undef RK_B

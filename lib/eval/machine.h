@@ -3,13 +3,19 @@
 // body (each compiled once, on first run).
 #pragma once
 
+#include "eval/classes.h"
 #include "eval/code.h"
 
+#include <algorithm>
 #include <map>
+#include <typeinfo>
 #include <memory>
 #include <vector>
 
 namespace nkicc::eval {
+
+class ClassObject;
+class Tracked;
 
 using trace::CallArgs;
 using trace::FunctionObject;
@@ -71,12 +77,26 @@ public:
   Value call(const Value &callee, CallArgs &args, SourceLoc loc);
   /// Calls a function with Python's argument binding.
   Value call_function(FunctionObject &fn, CallArgs &args);
-  /// Empties every cell this machine made (the interpreter is ending).
-  void break_cycles() { cells_.clear_all(); }
+  /// Empties every cell, class and instance this machine made (the interpreter is ending).
+  void break_cycles() {
+    cells_.clear_all();
+    tracked_.clear_all();
+  }
+
+  /// The classes every interpreter has: `object` and the exception classes.
+  struct ClassModel {
+    Ref<ClassObject> object;
+    std::map<std::string, Ref<ClassObject>, std::less<>> exceptions;
+    std::map<std::string, std::shared_ptr<trace::ModuleObject>, std::less<>> modules;
+  };
+  ClassModel &classes();
+  Tracked::List &tracked() { return tracked_; }
 
 private:
   Interpreter &in_;
   trace::Cell::Registry cells_;
+  Tracked::List tracked_;
+  ClassModel classes_;
   RegisterStack stack_;
   std::map<const python::Module *, std::unique_ptr<SymbolTable>> symtables_;
   std::map<const python::Module *, std::unique_ptr<Code>> module_codes_;
@@ -105,7 +125,10 @@ private:
   /// Runs `fn`'s code in a new frame whose first registers hold the arguments.
   Value run_function(FunctionObject &fn, const Code &code, Value *regs);
 
+  /// Calls `callee` with `n` arguments in registers (moved from); args[-1] is the callee's register.
   Value call_registers(const Value &callee, Value *args, std::size_t n, const CallSite &site);
+  std::optional<Value> instantiate_simple(ClassObject &cls, Value *args, std::size_t n, const CallSite &site);
+  void store_attr(Frame &f, const Insn &in);
   Value call_method(Frame &f, const Insn &in);
   Value call_ex(Frame &f, const Insn &in, bool method);
   void load_method(Frame &f, const Insn &in);
@@ -128,10 +151,115 @@ private:
   void dict_merge(Frame &f, const Insn &in);
   void import_star(Frame &f, const Insn &in);
   [[noreturn]] void raise(Frame &f, const Insn &in);
+  bool exception_matches(const Value &exc, const Value &cls);
+  Value call_values(const Value &fn, std::vector<Value> args, SourceLoc loc);
+  void with_enter(Frame &f, const Insn &in);
+  void with_exit_exc(Frame &f, const Insn &in);
+  Value make_class(Frame &f, const Insn &in);
+  void add_annotation(Frame &f, const Insn &in);
+  void delete_item(Frame &f, const Insn &in);
+  void delete_attr(Frame &f, const Insn &in);
   [[noreturn]] void unsupported(const Code &code, const Insn &in);
   /// Clears the cells of a finished call when only the call and its own nested functions
   /// reached them, so that a helper with a recursive nested function runs in bounded memory.
   void release_closures(const Code &code, Value *regs);
+};
+
+/// The Object if its type is exactly T (not a subclass, which may override T's behaviour).
+template <class T> T *exactly(const Value &v) {
+  trace::Object *obj = v.object();
+  return obj && &typeid(*obj) == &typeid(T) ? static_cast<T *>(obj) : nullptr;
+}
+
+/// An iterator held in a register while a `for` loop runs.
+class IteratorObject : public trace::Object {
+public:
+  explicit IteratorObject(std::unique_ptr<trace::Iterator> i) : it(std::move(i)) {}
+  std::string_view type_name() const override { return "iterator"; }
+  std::unique_ptr<trace::Iterator> it;
+};
+
+/// How a `for` loop's iteration state (four registers) steps: R[it] is the mode.
+enum ForMode : std::int64_t { kForRange = 0, kForSeq = 1, kForIter = 2 };
+
+/// Enters a function's frame: registers, the call depth and the kernel name, restored on exit
+/// however the call ends.
+struct Machine::FrameScope {
+  Machine &m;
+  Interpreter &in;
+  Value *regs;
+  std::size_t nregs;
+  std::size_t loop_base;
+  const Code *code;
+  bool entered = false;
+
+  FrameScope(Machine &machine, Interpreter &interp, std::size_t n)
+      : m(machine), in(interp), regs(machine.stack_.push(n)), nregs(n), loop_base(interp.loop_stack_.size()),
+        code(nullptr) {}
+  void enter(const FunctionObject &fn) {
+    if (in.function_frames_ == 0)
+      in.kernel_name_ = std::string(fn.name);
+    ++in.function_frames_;
+    in.call_depth_ = in.function_frames_ - 1;
+    entered = true;
+  }
+  ~FrameScope() {
+    if (entered) {
+      --in.function_frames_;
+      in.call_depth_ = in.function_frames_ ? in.function_frames_ - 1 : 0;
+    }
+    in.loop_stack_.resize(loop_base);
+    if (code && code->defines_functions && !code->cell_regs.empty()) {
+      // Temporaries may still hold the functions made here: let go of them first.
+      for (std::size_t k = 0; k < nregs; ++k)
+        if (std::find(code->cell_regs.begin(), code->cell_regs.end(), k) == code->cell_regs.end())
+          regs[k] = Value();
+      m.release_closures(*code, regs);
+    }
+    m.stack_.pop(regs, nregs);
+  }
+  FrameScope(const FrameScope &) = delete;
+  FrameScope &operator=(const FrameScope &) = delete;
+};
+
+/// A call's arguments, whose vectors come from the machine's spares and go back to them
+/// (emptied) when the call is done, so that a call does not allocate them.
+struct Machine::PooledArgs {
+  Machine &m;
+  CallArgs args;
+  explicit PooledArgs(Machine &machine) : m(machine) {
+    if (!m.spare_positional_.empty()) {
+      args.positional = std::move(m.spare_positional_.back());
+      m.spare_positional_.pop_back();
+    }
+  }
+  void want_keywords() {
+    if (args.keywords.capacity() == 0 && !m.spare_keywords_.empty()) {
+      args.keywords = std::move(m.spare_keywords_.back());
+      m.spare_keywords_.pop_back();
+    }
+  }
+  ~PooledArgs() {
+    args.positional.clear();
+    args.keywords.clear();
+    if (args.positional.capacity() && m.spare_positional_.size() < 64)
+      m.spare_positional_.push_back(std::move(args.positional));
+    if (args.keywords.capacity() && m.spare_keywords_.size() < 64)
+      m.spare_keywords_.push_back(std::move(args.keywords));
+  }
+  PooledArgs(const PooledArgs &) = delete;
+  PooledArgs &operator=(const PooledArgs &) = delete;
+};
+
+/// Sets the interpreter's current location for the duration of a call.
+struct Machine::LocScope {
+  Interpreter &in;
+  SourceLoc saved;
+  LocScope(Interpreter &interp, SourceLoc loc) : in(interp), saved(interp.current_loc_) {
+    if (loc.valid())
+      in.current_loc_ = loc;
+  }
+  ~LocScope() { in.current_loc_ = saved; }
 };
 
 } // namespace nkicc::eval

@@ -80,6 +80,7 @@ namespace nkicc::eval {
   X(Super,        "R[a] = super(cell R[b]'s class, R[c]) (a zero-argument super())")            \
   X(MakeFunction, "R[a] = function of template d; defaults from R[b] (c of them)")              \
   X(MakeClass,    "R[a] = class of template d; bases R[b], ..., R[b+c-1] (keywords in site)")   \
+  X(AddAnnotation, "namespace __annotations__[name d] = K[b] (an annotation's source text)")     \
   X(Return,       "return R[a]")                                                                \
   X(ReturnNone,   "return None")                                                                \
   X(Raise,        "raise R[a] (from R[b] when c)")                                              \
@@ -106,10 +107,10 @@ std::string_view op_name(Op op);
 
 /// Flags of an instruction.
 enum : std::uint8_t {
-  kStep = 1,    ///< counts one step (a statement begins) before the instruction runs
-  kBind = 2,    ///< R[a] was assigned to a name: Object::on_bind(the name)
-  kConstB = 4,  ///< operand b is a constant index
-  kConstC = 8,  ///< operand c is a constant index
+  kStep = 1,     ///< counts one step (a statement begins) before the instruction runs
+  kBind = 2,     ///< R[a] was assigned to a name: Object::on_bind(the name)
+  kConstB = 4,   ///< operand b is a constant index
+  kConstC = 8,   ///< operand c is a constant index
   kRecycle = 16, ///< GetItem: R[c] is a key made for this subscript, whose records may be reused
 };
 

@@ -473,7 +473,8 @@ public:
     for (Symbol n : s.bound) {
       if (s.names.count(n.id()))
         continue;
-      s.names[n.id()] = s.kind == ScopeKind::Module || s.kind == ScopeKind::Class ? NameKind::Namespace : NameKind::Local;
+      s.names[n.id()] =
+          s.kind == ScopeKind::Module || s.kind == ScopeKind::Class ? NameKind::Namespace : NameKind::Local;
     }
     for (Symbol n : f.used) {
       if (s.names.count(n.id()))

@@ -58,7 +58,7 @@ struct ScopeInfo {
   NameKind kind_of(Symbol s) const {
     auto it = names.find(s.id());
     return it == names.end() ? (kind == ScopeKind::Module || kind == ScopeKind::Class ? NameKind::Namespace
-                                                                                       : NameKind::GlobalImplicit)
+                                                                                      : NameKind::GlobalImplicit)
                              : it->second;
   }
   bool binds(Symbol s) const;

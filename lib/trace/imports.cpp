@@ -43,8 +43,8 @@ Value Interpreter::import_name(std::string_view dotted_name, bool has_asname) {
         pm->globals().set(part, Value::object(child));
     } else {
       std::optional<Value> existing = pm ? pm->get_attr(*this, part) : std::nullopt;
-      child = existing && existing->object() ? existing->object()->shared_self()
-                                             : std::make_shared<OpaqueObject>(prefix);
+      child =
+          existing && existing->object() ? existing->object()->shared_self() : std::make_shared<OpaqueObject>(prefix);
     }
     parent = child;
   }

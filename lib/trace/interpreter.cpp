@@ -3,6 +3,7 @@
 // evaluator (lib/eval/): each module body and function is compiled once, on first run.
 #include "nkicc/trace/interpreter.h"
 
+#include "eval/classes.h"
 #include "eval/machine.h"
 
 #include <algorithm>
@@ -175,6 +176,7 @@ Interpreter::Interpreter(const SourceManager &sources, InterpreterLimits limits,
     : sources_(sources), limits_(limits), resolver_(std::move(resolver)), builtins_(std::make_shared<Scope>()),
       machine_(std::make_unique<eval::Machine>(*this)) {
   detail::install_builtins(*this, *builtins_);
+  eval::install_class_builtins(*this, *builtins_);
   math_ = detail::make_math_module(*this);
 }
 
@@ -195,6 +197,8 @@ std::shared_ptr<Object> Interpreter::import_module(std::string_view dotted_name)
   std::shared_ptr<Object> m = resolver_ ? resolver_(*this, dotted_name) : nullptr;
   if (!m && dotted_name == "math")
     m = math_;
+  if (!m)
+    m = eval::class_module(*this, dotted_name);
   if (m)
     modules_.emplace(std::string(dotted_name), m);
   return m;

@@ -156,13 +156,13 @@ public:
   std::string repr() const override;
 
   std::string_view name;
-  std::string qualname; ///< `outer.<locals>.inner`, for messages
-  const python::FunctionDefStmt *def = nullptr; ///< null for a lambda
-  eval::FunctionTemplate *tmpl = nullptr;       ///< the code to run (compiled on first call)
-  std::vector<Value> defaults;                  ///< aligned with the last positional parameters
+  std::string qualname;                          ///< `outer.<locals>.inner`, for messages
+  const python::FunctionDefStmt *def = nullptr;  ///< null for a lambda
+  eval::FunctionTemplate *tmpl = nullptr;        ///< the code to run (compiled on first call)
+  std::vector<Value> defaults;                   ///< aligned with the last positional parameters
   std::vector<std::optional<Value>> kw_defaults; ///< aligned with the keyword-only parameters
-  std::vector<Ref<Cell>> closure;               ///< the cells of the template's free variables
-  std::shared_ptr<ModuleObject> module;         ///< globals
+  std::vector<Ref<Cell>> closure;                ///< the cells of the template's free variables
+  std::shared_ptr<ModuleObject> module;          ///< globals
   /// Attributes set on the function (`f.__wrapped__ = g`), by name.
   std::vector<std::pair<std::string, Value>> attrs;
 };
@@ -232,6 +232,13 @@ public:
   std::string type;
   std::vector<Value> args;
 };
+
+/// A slice resolved against a length: `count` items from `start` by `step` (CPython's
+/// PySlice_AdjustIndices).
+struct ResolvedSlice {
+  std::int64_t start, step, count;
+};
+ResolvedSlice resolve_slice(const SliceData &s, std::int64_t length);
 
 struct InterpreterLimits {
   std::uint64_t max_steps = 200'000'000;          ///< statements + calls: a runaway loop ends in an error
@@ -323,6 +330,8 @@ public:
   /// `self.name(args)` for a method of a built-in value (`lst.append(x)`, `d.items()`,
   /// `s.join(...)`); nullopt when the value has no such method.
   std::optional<Value> call_method(const Value &self, std::string_view name, CallArgs &args);
+  /// The evaluator (the class model and the compiled code reach it through this).
+  eval::Machine &machine() { return *machine_; }
   /// Sorts as `sorted(items, key=key, reverse=reverse)` (stable, by `<`).
   void sort(std::vector<Value> &items, const Value *key, bool reverse);
   /// Raises MemoryError when a sequence of `n` items would exceed max_sequence_length.

@@ -294,8 +294,10 @@ public:
   virtual std::unique_ptr<Iterator> iterate(Interpreter &interp);
   /// The loop kind a `for` over this iterable records (nl.affine_range: Affine).
   virtual LoopKind loop_kind() const { return LoopKind::None; }
-  /// `repr(obj)` / `str(obj)`.
+  /// `repr(obj)`.
   virtual std::string repr() const;
+  /// `str(obj)`: repr() unless the object says otherwise (a class's `__str__`).
+  virtual std::string to_str() const { return repr(); }
   /// `self op= other` on a name (Python's `__iadd__`): an in-place update that returns the
   /// value to rebind, or nullopt to fall back to `self op other`. A PSUM tile accumulates here
   /// (`acc += nl.matmul(...)`).
@@ -369,6 +371,9 @@ struct TraceError {
   std::string id;
   SourceLoc loc;
   std::vector<std::pair<SourceLoc, std::string>> notes;
+  /// The Python exception instance raised (a `raise` statement's), or None for an error raised
+  /// by nkicc itself (its instance is made when an `except` clause catches it).
+  Value exception;
 };
 
 [[noreturn]] void raise_error(std::string id, std::string message, SourceLoc loc = {});
