@@ -271,7 +271,7 @@ TEST_CASE("registry errors: func_names and entries", "[registry]") {
   CHECK(entry_errors(R"({"sorce": "k.py", "entry": "k"})") ==
         Strings{"2:1 /kernels/k: a kernel entry needs a 'source' (its NKI file, relative to the registry's folder)",
                 "2:2 /kernels/k: unknown field 'sorce'; did you mean 'source'? "
-                "(accepted: 'source', 'entry', 'args', 'kwargs', 'results')"});
+                "(accepted: 'source', 'modules', 'package', 'entry', 'args', 'kwargs', 'results')"});
   CHECK(entry_errors(R"({"source": 1, "entry": "k"})") ==
         Strings{"2:12 /kernels/k/source: expected a string, found a number"});
   CHECK(entry_errors(R"({"source": "", "entry": "k"})") ==
@@ -295,13 +295,16 @@ TEST_CASE("registry errors: positional arguments", "[registry]") {
   auto args = [](const std::string &text) {
     return entry_errors(R"({"source": "k.py", "entry": "k", "args": )" + text + "}");
   };
-  const std::string forms = "({\"operand\": i}, {\"result_dim\": [i, d]}, {\"attr\": name} or {\"const\": value})";
+  const std::string forms =
+      "({\"operand\": i}, {\"result\": i}, {\"attr\": name}, {\"const\": value}, ...; see docs/registry.md)";
   CHECK(args("{}") == Strings{"2:42 /kernels/k/args: expected an array of arguments, found an object"});
   CHECK(args("[1]") == Strings{"2:43 /kernels/k/args/0: expected an argument " + forms + ", found a number"});
   CHECK(args("[{}]") ==
-        Strings{"2:43 /kernels/k/args/0: an argument needs one of 'operand', 'result_dim', 'attr', 'const'"});
+        Strings{"2:43 /kernels/k/args/0: an argument needs one of 'operand', 'operand_shape', 'result', "
+                "'result_shape', 'result_dim', 'attr', 'const', 'dtype', 'object'"});
   CHECK(args(R"([{"operan": 0}])") == Strings{"2:44 /kernels/k/args/0: unknown field 'operan'; did you mean 'operand'? "
-                                              "(accepted: 'operand', 'result_dim', 'attr', 'const', 'default')"});
+                                              "(accepted: 'operand', 'operand_shape', 'result', 'result_shape', 'result_dim', 'attr', 'const', "
+                "'dtype', 'object', 'default', 'fields')"});
   CHECK(args(R"([{"operand": 0, "attr": "a"}])") ==
         Strings{"2:58 /kernels/k/args/0: an argument has one form, found both 'operand' and 'attr'"});
   CHECK(args(R"([{"operand": 0, "default": 1}])") ==
@@ -324,9 +327,9 @@ TEST_CASE("registry errors: positional arguments", "[registry]") {
   CHECK(args(R"([{"result_dim": [0, -2]}])") ==
         Strings{"2:62 /kernels/k/args/0/result_dim/1: a dimension must not be negative, found -2"});
   CHECK(args(R"([{"result_dim": [1, 0]}])") ==
-        Strings{"2:59 /kernels/k/args/0/result_dim/0: result index 1 is out of range: the entry returns 1 result"});
+        Strings{"2:59 /kernels/k/args/0/result_dim/0: result index 1 is out of range: the entry produces 1 result"});
   CHECK(entry_errors(R"({"source": "k.py", "entry": "k", "results": 2, "args": [{"result_dim": [2, 0]}]})") ==
-        Strings{"2:73 /kernels/k/args/0/result_dim/0: result index 2 is out of range: the entry returns 2 results"});
+        Strings{"2:73 /kernels/k/args/0/result_dim/0: result index 2 is out of range: the entry produces 2 results"});
   CHECK(args(R"([{"attr": ""}])") == Strings{"2:52 /kernels/k/args/0/attr: an attribute name must not be empty"});
   CHECK(args(R"([{"attr": 3}])") == Strings{"2:52 /kernels/k/args/0/attr: expected a string, found a number"});
   CHECK(args(R"([{"attr": "a", "default": {"tuple": 1}}])") ==
@@ -351,10 +354,11 @@ TEST_CASE("registry errors: keyword arguments", "[registry]") {
         Strings{"2:45 /kernels/k/kwargs/1x: keyword '1x' is not a Python parameter name"});
   CHECK(kwargs(R"({"t": {"atr": "t"}})") ==
         Strings{"2:51 /kernels/k/kwargs/t: unknown field 'atr'; did you mean 'attr'? "
-                "(accepted: 'operand', 'result_dim', 'attr', 'const', 'default')"});
+                "(accepted: 'operand', 'operand_shape', 'result', 'result_shape', 'result_dim', 'attr', 'const', "
+                "'dtype', 'object', 'default', 'fields')"});
   CHECK(kwargs(R"({"t": 5})") ==
-        Strings{"2:50 /kernels/k/kwargs/t: expected an argument ({\"operand\": i}, {\"result_dim\": [i, d]}, "
-                "{\"attr\": name} or {\"const\": value}), found a number"});
+        Strings{"2:50 /kernels/k/kwargs/t: expected an argument ({\"operand\": i}, {\"result\": i}, {\"attr\": "
+                "name}, {\"const\": value}, ...; see docs/registry.md), found a number"});
   CHECK(kwargs(R"({"t": {"attr": "t"}, "t": {"attr": "u"}})") == Strings{"2:65 duplicate key 't' in object"});
 }
 
