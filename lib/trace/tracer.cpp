@@ -99,6 +99,26 @@ void drop_unused_tiles(ir::Function &fn) {
       op.tensor = remap[op.tensor];
 }
 
+/// A kernel may return its HBM tensor through a reshape (`return out.reshape(shape)`): a view
+/// of the whole tensor, contiguous from its start, is that tensor with the view's shape, so the
+/// tensor takes it. Other views keep the tensor's own shape.
+void adopt_whole_view_shape(ir::Tensor &tensor, const TensorRef &view) {
+  const ir::AccessPattern &ap = view.ap;
+  if (ap.offset != 0 || std::any_of(ap.program_offset.begin(), ap.program_offset.end(), [](auto o) { return o; }))
+    return;
+  std::int64_t step = 1;
+  for (std::size_t i = ap.pattern.size(); i-- > 0;) {
+    if (ap.pattern[i].first != step && ap.pattern[i].second != 1)
+      return;
+    step *= ap.pattern[i].second;
+  }
+  std::int64_t elements = 1;
+  for (std::int64_t d : tensor.shape)
+    elements *= d;
+  if (step == elements)
+    tensor.shape = view.shape();
+}
+
 } // namespace
 
 struct Tracer::Impl {
@@ -598,6 +618,7 @@ struct Tracer::Impl {
                     tensor.loc.valid() ? tensor.loc : def_loc);
       if (std::find(binding.written.begin(), binding.written.end(), t->ap.tensor) != binding.written.end())
         continue; // an output parameter handed back: already its result
+      adopt_whole_view_shape(tensor, *t);
       ++returned;
       while (next < n && produced[next])
         ++next;
@@ -687,6 +708,7 @@ struct Tracer::Impl {
             fmt::format("kernel '{}' must return tensors, but return value {} is '{}'", kernel, i, type_name(items[i])),
             def_loc);
       ir::Tensor &tensor = kb.fn.tensors[t->ap.tensor];
+      adopt_whole_view_shape(tensor, *t);
       // Located where the kernel created the tensor it returns.
       if (tensor.memory != ir::Memory::SharedHbm)
         raise_error("err_shared_hbm_guard",
