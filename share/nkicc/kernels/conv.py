@@ -71,16 +71,18 @@ def conv2d_pbp_0f1b_0i1o_01fb_experimental_1(img_ref, filter_ref, out_ref, paddi
                 for n0 in range(0, N, N_TILE):
                     acc.append(nl.zeros((co, min(N_TILE, N - n0)), dtype=nl.float32, buffer=nl.psum))
                 for ci in nl.static_range(C_in):
-                    window = nl.ndarray((KH, KW * N), dtype=dtype, buffer=nl.sbuf)
+                    rows = img_rows[top + r0:top + r1, ci, (left + k0) * N:(left + k1) * N]
                     if r0 > 0 or r1 < KH or k0 > 0 or k1 < KW:
-                        window[...] = nisa.memset(shape=(KH, KW * N), value=0, dtype=dtype)
-                    window[r0:r1, k0 * N:k1 * N] = nl.load(
-                        img_rows[top + r0:top + r1, ci, (left + k0) * N:(left + k1) * N])
+                        # The filter overhangs the image: zeros where it does.
+                        window = nisa.memset(shape=(KH, KW * N), value=0, dtype=dtype)
+                        window[r0:r1, k0 * N:k1 * N] = nl.load(rows)
+                    else:
+                        window = nl.load(rows)
                     for t in range(len(acc)):
                         n0 = t * N_TILE
                         nt = min(N_TILE, N - n0)
                         for kw in nl.static_range(KW):
-                            acc[t] += nisa.nc_matmul(weights[ci][kw], window[:, kw * N + n0:kw * N + n0 + nt])
+                            acc[t][...] += nisa.nc_matmul(weights[ci][kw], window[:, kw * N + n0:kw * N + n0 + nt])
                 for t in range(len(acc)):
                     n0 = t * N_TILE
                     nt = min(N_TILE, N - n0)
