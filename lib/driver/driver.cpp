@@ -310,31 +310,44 @@ private:
       options_.info_log(text);
   }
 
-  /// The parsed registry source of an entry, loaded into the tracer once.
+  /// The parsed registry source of an entry, loaded into the tracer once. The entry's other
+  /// files (the modules it imports, its package) are read too: each is a dependency of the run.
   const python::Module *registry_module(const RegistryEntry &entry) {
     auto it = registry_modules_.find(entry.source);
     if (it != registry_modules_.end())
       return it->second.get();
-    std::string why;
-    auto text = read_file(entry.source, why);
-    if (!text) {
-      Diagnostic d;
-      d.error_class = ErrorClass::IO;
-      d.loc = entry.loc;
-      d.message = fmt::format("cannot read registry kernel source {}: {}", quote_for_message(entry.source, 256), why);
-      d.id = "registry";
-      diags_.report(std::move(d));
-      return nullptr;
+    const python::Module *main = nullptr;
+    for (const std::string &path : entry.files) {
+      bool is_source = path == entry.source;
+      if (!is_source && registry_files_.count(path))
+        continue;
+      std::string why;
+      auto text = read_file(path, why);
+      if (!text) {
+        Diagnostic d;
+        d.error_class = ErrorClass::IO;
+        d.loc = entry.loc;
+        d.message = fmt::format("cannot read registry kernel {} {}: {}", is_source ? "source" : "file",
+                                quote_for_message(path, 256), why);
+        d.id = "registry";
+        diags_.report(std::move(d));
+        return nullptr;
+      }
+      FileId file = sources_.add_buffer(path, std::move(*text));
+      registry_files_.emplace(path, file);
+      registry_.note_source_read(path);
+      if (!is_source)
+        continue;
+      auto module = python::parse_module(sources_, file, diags_);
+      if (!module)
+        return nullptr;
+      auto owned = std::make_unique<python::Module>(std::move(*module));
+      main = owned.get();
+      registry_modules_.emplace(entry.source, std::move(owned));
     }
-    FileId file = sources_.add_buffer(entry.source, std::move(*text));
-    registry_.note_source_read(entry.source);
-    auto module = python::parse_module(sources_, file, diags_);
-    if (!module)
+    if (!main || !tracer_.load_registry_source(*main, entry.module))
       return nullptr;
-    auto owned = std::make_unique<python::Module>(std::move(*module));
-    if (!tracer_.load_registry_source(*owned))
-      return nullptr;
-    return registry_modules_.emplace(entry.source, std::move(owned)).first->second.get();
+    return main;
   }
 
   /// The BIR kernel of a trace, when the output carries BIR (`--emit=bir|bir-text|hlo|
@@ -377,6 +390,48 @@ private:
     c.trace = it->second.trace;
   }
 
+  /// A per-run cache hit hands the call a kernel traced for an earlier call with the same key,
+  /// which does not hold where the results live (SPEC §7): the kernel's result tensors must be in
+  /// the memory this call asks for (`"memory"`, or shared_hbm for an output parameter), else the
+  /// reuse would be wrong. False (reported at the result) when they are not.
+  bool same_result_memory(const Call &call, const RegistryEntry &entry, const trace::KernelTrace &traced,
+                          const std::string &key) {
+    const InternalCall &ic = call.internal();
+    for (std::size_t j = 0; j < ic.results.size() && j < traced.function.output_names.size(); ++j) {
+      std::string want = ic.results[j].memory;
+      if (want.empty())
+        for (const auto &[name, a] : entry.all_args())
+          if (a->kind == RegistryArg::Kind::Result && a->index == j)
+            want = "shared_hbm";
+      if (want.empty())
+        continue;
+      std::string_view have;
+      for (const ir::Tensor &t : traced.function.tensors)
+        if (t.role == ir::TensorRole::Output && t.name == traced.function.output_names[j])
+          have = ir::memory_name(t.memory);
+      if (have.empty() || have == want)
+        continue;
+      Diagnostic d;
+      d.loc = ic.results[j].loc;
+      auto first = first_call_of_key_.find(key);
+      std::size_t first_index = first == first_call_of_key_.end() ? call.index : first->second;
+      d.message = fmt::format("result {} of call {} is in {}, but call {} traced this kernel variant with it in {}; the "
+                              "per-run cache key does not hold where results live, so these calls cannot share it",
+                              j, call.index, want, first_index, have);
+      d.id = "registry";
+      if (first != first_call_of_key_.end()) {
+        Diagnostic n;
+        n.severity = Severity::Note;
+        n.loc = manifest_.calls[first_index].loc;
+        n.message = fmt::format("call {} has the same cache key", first_index);
+        d.notes.push_back(std::move(n));
+      }
+      diags_.report(std::move(d));
+      return false;
+    }
+    return true;
+  }
+
   void trace_internal(const Call &call) {
     const InternalCall &ic = call.internal();
     const RegistryEntry *entry = registry_.find(ic.internal);
@@ -389,6 +444,8 @@ private:
     c.cache_key = cache_key_of(key_components_string(components));
     key_time_ += std::chrono::steady_clock::now() - key_start;
     const CachedKernel *cached = options_.use_cache ? binary_cache_.get(c.cache_key) : nullptr;
+    if (cached && !same_result_memory(call, *entry, *cached->trace, c.cache_key))
+      return;
     if (cached) {
       ++binary_cache_.cache_hits;
       log(fmt::format("Cache hit for {} (cache key: {}...)", c.func_name, c.cache_key.substr(0, 16)));
@@ -408,11 +465,14 @@ private:
       // --no-cache traces every call but keeps one entry per variant, so that the output and
       // the variant figures are the same as a cached run's (SPEC §1).
       if (const CachedKernel *existing = binary_cache_.get(c.cache_key)) {
+        if (!same_result_memory(call, *entry, *existing->trace, c.cache_key))
+          return;
         binary_cache_.record_usage(c.cache_key);
         cached = existing;
       } else {
         binary_cache_.store(c.cache_key, std::move(k), std::move(components));
         cached = binary_cache_.get(c.cache_key);
+        first_call_of_key_.emplace(c.cache_key, call.index);
       }
     }
     c.kernel = cached;
@@ -428,6 +488,8 @@ private:
   trace::Tracer tracer_;
   Registry registry_;
   std::map<std::string, std::unique_ptr<python::Module>> registry_modules_;
+  std::map<std::string, FileId> registry_files_; ///< every registry kernel file read, by path
+  std::map<std::string, std::size_t> first_call_of_key_; ///< per-run key -> the call that traced it
   BinaryCache binary_cache_;
   std::map<std::string, CachedKernel> external_kernels_;
   std::vector<CompiledCall> calls_;

@@ -70,8 +70,9 @@ public:
   /// when the trace fails.
   const KernelTrace *trace_call(const Call &call);
 
-  /// Runs a registry source's module-level statements, once per source; false on an error.
-  bool load_registry_source(const python::Module &module);
+  /// Runs a registry source's module-level statements as module `name`, once per source; false
+  /// on an error.
+  bool load_registry_source(const python::Module &module, const std::string &name);
 
   /// Traces an internal call through its registry entry: the op's operands, results and attrs
   /// marshalled into the entry function's arguments (seed 000 `_resolve_kernel_config`). No
