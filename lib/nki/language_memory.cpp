@@ -47,7 +47,8 @@ Value lower_copy(OpCall &c) {
 /// nl.ndarray and the creation ops that fill what they create.
 Value create(OpCall &c, const Value *fill) {
   std::string_view op = c.name();
-  ir::Shape shape = shape_arg(c.required("shape"), op);
+  TensorShape ts = tensor_shape_arg(c.required("shape"), op);
+  ir::Shape shape = ts.dims;
   DType dtype = *c.dtype();
   KernelBuilder &kb = c.kb();
   ir::Memory memory = buffer_arg(c.get("buffer"), ir::Memory::Sbuf);
@@ -62,6 +63,22 @@ Value create(OpCall &c, const Value *fill) {
       name = n->str_text();
       auto_named = false;
     }
+  }
+  if (ir::is_on_chip(memory) && ts.partition_dim > 0) {
+    // Dimensions before nl.par_dim are block dimensions: each block is a tile of the shape
+    // that follows, with its own bytes (NKI's block dimension guide).
+    ir::Shape tile(shape.begin() + static_cast<std::ptrdiff_t>(ts.partition_dim), shape.end());
+    check_partitions(tile);
+    if (memory == ir::Memory::Psum)
+      check_psum_tile(tile, dtype);
+    auto group = std::make_shared<BlockTensorRef>();
+    group->builder = &kb;
+    group->index = kb.new_block_tensor(auto_named ? std::string(op) : name, memory, shape,
+                                       static_cast<std::uint32_t>(ts.partition_dim), dtype, auto_named);
+    if (fill)
+      for (std::size_t b = 0; b < group->block_tensor().blocks.size(); ++b)
+        memset(kb, *group->block_view(b), *fill);
+    return Value::object(group);
   }
   if (ir::is_on_chip(memory))
     check_partitions(shape);

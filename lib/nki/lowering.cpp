@@ -85,12 +85,24 @@ ir::Memory buffer_arg(const Value *v, ir::Memory fallback) {
   raise_error("TypeError", fmt::format("'buffer' must be nl.sbuf, nl.psum, nl.hbm or nl.shared_hbm, not {}", repr(*v)));
 }
 
-ir::Shape shape_arg(const Value &v, std::string_view op) {
-  ir::Shape shape;
+TensorShape tensor_shape_arg(const Value &v, std::string_view op) {
+  TensorShape out;
   auto dim = [&](const Value &d) {
-    if (d.kind != Value::Kind::Int || d.i <= 0)
-      raise_error("TypeError", fmt::format("the shape of '{}' must be positive integers, got {}", op, repr(d)));
-    shape.push_back(d.i);
+    std::int64_t n = 0;
+    if (auto *p = d.as<ParDimObject>()) {
+      if (out.par_dim)
+        raise_error("ValueError", fmt::format("the shape of '{}' marks more than one nl.par_dim", op));
+      out.partition_dim = out.dims.size();
+      out.par_dim = true;
+      n = p->size;
+    } else if (d.kind == Value::Kind::Int) {
+      n = d.i;
+    } else {
+      raise_error("TypeError", fmt::format("the shape of '{}' must be positive integers, got {}", op, trace::repr(d)));
+    }
+    if (n <= 0)
+      raise_error("TypeError", fmt::format("the shape of '{}' must be positive integers, got {}", op, trace::repr(d)));
+    out.dims.push_back(n);
   };
   if (v.kind == Value::Kind::Tuple || v.kind == Value::Kind::List) {
     for (const Value &d : v.seq().items)
@@ -98,11 +110,13 @@ ir::Shape shape_arg(const Value &v, std::string_view op) {
   } else {
     dim(v);
   }
-  if (shape.empty())
+  if (out.dims.empty())
     raise_error("TypeError", fmt::format("the shape of '{}' must have at least one dimension", op));
-  product(shape); // overflow check
-  return shape;
+  product(out.dims); // overflow check
+  return out;
 }
+
+ir::Shape shape_arg(const Value &v, std::string_view op) { return tensor_shape_arg(v, op).dims; }
 
 std::string op_name(const Value &v, std::string_view op, std::string_view param) {
   if (auto *f = v.as<BuiltinFunction>())
@@ -276,10 +290,13 @@ Value activation(KernelBuilder &kb, std::string_view func, const TensorRef &x, s
     src.push_back(broadcast_view(*b, x.shape()));
   }
   if (scale) {
-    if (auto s = scale->shared_as<TensorRef>())
+    if (auto s = scale->shared_as<TensorRef>()) {
+      // As tensor_scalar's operand0="tile": the attribute says which source is the scale.
       src.push_back(broadcast_view(*s, x.shape()));
-    else
+      attrs.emplace_back("scale", PyConstant::str("tile"));
+    } else {
       attrs.emplace_back("scale", scalar_constant(*scale));
+    }
   }
   kb.emit(ir::Opcode::Activation, ir::Engine::Scalar, {out->ap}, std::move(src), std::move(attrs));
   return Value::object(out);
@@ -419,6 +436,28 @@ void store(KernelBuilder &kb, const TensorRef &dst, std::shared_ptr<TensorRef> v
   check_store_shape(dst, *value, dst_name, value_name);
   value = to_sbuf(kb, value);
   kb.emit(ir::Opcode::Store, ir::Engine::Sync, {dst.ap}, {broadcast_view(*value, dst.shape())}, with_mask({}, mask));
+}
+
+bool write_result_into(KernelBuilder &kb, const TensorRef &target, const TensorRef &result) {
+  ir::TensorId id = result.ap.tensor;
+  std::size_t n = kb.fn.instructions.size();
+  if (n == 0 || !kb.auto_named[id] || kb.last_writer[id] != static_cast<std::int64_t>(n - 1) ||
+      kb.created_at[id] != n - 1 || !ir::is_on_chip(target.tensor().memory) || result.shape() != target.shape())
+    return false;
+  ir::Instruction &inst = kb.fn.instructions.back();
+  if (inst.num_dst != 1 || kb.fn.dst(inst)[0].tensor != id)
+    return false;
+  for (const ir::Operand &src : kb.fn.src(inst))
+    if (src.tensor == id)
+      return false;
+  // The Tensor engine writes only PSUM; a DMA only SBUF; the other engines either.
+  ir::Memory memory = target.tensor().memory;
+  if ((inst.engine == ir::Engine::Tensor && memory != ir::Memory::Psum) ||
+      (inst.engine == ir::Engine::Sync && memory != ir::Memory::Sbuf))
+    return false;
+  kb.fn.set_dst(inst, 0, target.ap);
+  kb.last_writer[target.ap.tensor] = static_cast<std::int64_t>(n - 1);
+  return true;
 }
 
 void memset(KernelBuilder &kb, const TensorRef &t, const Value &value) {

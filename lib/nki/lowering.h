@@ -24,6 +24,13 @@ std::shared_ptr<TensorRef> as_tensor(const Value &v, std::string_view op, std::s
 std::optional<DType> dtype_arg(const Value *v, std::string_view op);
 ir::Memory buffer_arg(const Value *v, ir::Memory fallback);
 ir::Shape shape_arg(const Value &v, std::string_view op);
+/// A shape as tensor creation reads it: where `nl.par_dim` marks the partition dimension.
+struct TensorShape {
+  ir::Shape dims;
+  std::size_t partition_dim = 0;
+  bool par_dim = false; ///< nl.par_dim marked it (else the legacy rule: dimension 0)
+};
+TensorShape tensor_shape_arg(const Value &v, std::string_view op);
 /// The NKI name of an op argument (`np.exp`, `nl.add`, `nl.maximum`), for instruction attrs.
 std::string op_name(const Value &v, std::string_view op, std::string_view param);
 std::int64_t int_arg(const Value &v, std::string_view op, std::string_view param);
@@ -84,5 +91,9 @@ std::shared_ptr<TensorRef> to_sbuf(KernelBuilder &kb, std::shared_ptr<TensorRef>
 void store(KernelBuilder &kb, const TensorRef &dst, std::shared_ptr<TensorRef> value, const Value *mask,
            std::string_view dst_name = "dst", std::string_view value_name = "value");
 void memset(KernelBuilder &kb, const TensorRef &t, const Value &value);
+/// `target[...] = <op result>`: when `result` is the fresh tile the last instruction made for
+/// it (never named, never used elsewhere) and that instruction's engine can write `target`,
+/// the instruction writes `target` itself, as NKI lowers the assignment (no copy); true then.
+bool write_result_into(KernelBuilder &kb, const TensorRef &target, const TensorRef &result);
 
 } // namespace nkicc::nki

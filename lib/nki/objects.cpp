@@ -53,6 +53,19 @@ std::optional<Value> DTypeObject::get_attr(Interpreter &, std::string_view name)
   }
 }
 
+// ---- par_dim ----------------------------------------------------------------------------------
+
+std::optional<Value> ParDimObject::binary_op(Interpreter &interp, python::BinOpKind op, const Value &other,
+                                             bool reflected) {
+  Value me = Value::integer(size);
+  return reflected ? interp.binary_op(op, other, me) : interp.binary_op(op, me, other);
+}
+
+std::optional<Value> ParDimObject::compare(Interpreter &interp, CmpOpKind op, const Value &other, bool reflected) {
+  Value me = Value::integer(size);
+  return reflected ? interp.compare(op, other, me) : interp.compare(op, me, other);
+}
+
 // ---- ranges -----------------------------------------------------------------------------------
 
 namespace {

@@ -26,6 +26,19 @@ public:
   ir::Memory memory;
 };
 
+/// `nl.par_dim(n)`: marks the partition dimension in a shape (`(8, nl.par_dim(128), 512)`);
+/// anywhere else it is the int n.
+class ParDimObject : public Object {
+public:
+  explicit ParDimObject(std::int64_t n) : size(n) {}
+  std::string_view type_name() const override { return "par_dim"; }
+  std::optional<Value> binary_op(Interpreter &interp, python::BinOpKind op, const Value &other,
+                                 bool reflected) override;
+  std::optional<Value> compare(Interpreter &interp, python::CmpOpKind op, const Value &other, bool reflected) override;
+  std::string repr() const override { return "par_dim(" + std::to_string(size) + ")"; }
+  std::int64_t size;
+};
+
 /// `nl.affine_range`, `nl.sequential_range`, `nl.static_range`: Python ranges that record
 /// their loop kind on the instructions emitted in their body.
 class NkiRangeObject : public Object {

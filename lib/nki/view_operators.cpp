@@ -56,6 +56,8 @@ void assign_to_view(Interpreter &, TensorRef &target, const Value &value, std::o
     }
     require_on_chip(*v, "copy", "src");
     check_store_shape(target, *v, t.name, v->tensor().name);
+    if (write_result_into(kb, target, *v))
+      return;
     kb.emit(ir::Opcode::TensorCopy, ir::Engine::Vector, {target.ap}, {broadcast_view(*v, target.shape())});
     return;
   }

@@ -96,6 +96,10 @@ void drop_unused_tiles(ir::Function &fn) {
   for (const ir::Instruction &inst : fn.instructions)
     for (ir::Operand &op : fn.operands(inst))
       op.tensor = remap[op.tensor];
+  for (ir::BlockTensor &b : fn.block_tensors)
+    for (ir::TensorId &id : b.blocks)
+      if (id != ir::kNoTensor)
+        id = used[id] ? remap[id] : ir::kNoTensor;
 }
 
 } // namespace
@@ -447,6 +451,17 @@ struct Tracer::Impl {
                                 failure->memory == ir::Memory::Psum ? "PSUM" : "SBUF", t.name, shape_text(t.shape),
                                 dtype_name(t.dtype), failure->needed, failure->in_use, failure->capacity);
       report(err, &call);
+      return false;
+    }
+    // A layout that runs past a tile is nkicc's bug, never the kernel's: stop before emitting it.
+    if (auto bad = ir::check_layout(kb.fn, kb.grid, target.info->sbuf_bytes_per_partition,
+                                    target.info->psum_bytes_per_partition)) {
+      std::string where = bad->instruction == ir::kNoInstruction
+                              ? std::string("the allocation")
+                              : fmt::format("instruction {} ({})", bad->instruction,
+                                            ir::opcode_name(kb.fn.instructions[bad->instruction].opcode));
+      diags.internal_error(fmt::format("layout check failed for call {} of kernel '{}' at {}: {}", call.index,
+                                       kb.fn.name, where, bad->message));
       return false;
     }
     result.function = std::move(kb.fn);
