@@ -1,5 +1,6 @@
 #include "builder.h"
 
+#include "allocation.h"
 #include "tensor.h"
 
 #include <fmt/format.h>
@@ -45,6 +46,7 @@ std::uint32_t KernelBuilder::new_block_tensor(std::string name, ir::Memory memor
   b.blocks.assign(static_cast<std::size_t>(n), ir::kNoTensor);
   fn.block_tensors.push_back(std::move(b));
   block_auto_named.push_back(auto_name_flag);
+  block_placement.push_back(nullptr);
   return static_cast<std::uint32_t>(fn.block_tensors.size() - 1);
 }
 
@@ -56,6 +58,10 @@ ir::TensorId KernelBuilder::block(std::uint32_t block_tensor, std::size_t index)
     ir::TensorId id = new_tensor(b.name, ir::TensorRole::Internal, b.memory, std::move(tile), b.dtype, false);
     fn.tensors[id].loc = fn.block_tensors[block_tensor].loc;
     fn.block_tensors[block_tensor].blocks[index] = id;
+    if (auto placement = block_placement[block_tensor]) {
+      std::vector<std::int64_t> block_index = fn.block_tensors[block_tensor].block_index(index);
+      place_tile(*this, id, *placement, block_index);
+    }
     return id;
   }
   return b.blocks[index];

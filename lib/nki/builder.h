@@ -13,6 +13,7 @@
 namespace nkicc::nki {
 
 class TensorRef;
+class PlacementObject;
 
 class KernelBuilder {
 public:
@@ -54,6 +55,10 @@ public:
   ir::Function fn;
   std::vector<bool> auto_named;
   std::vector<bool> block_auto_named;
+  /// How the kernel places each block tensor's blocks (null: automatically).
+  std::vector<std::shared_ptr<PlacementObject>> block_placement;
+  /// `@nki.compiler.force_auto_alloc`: placements the kernel asks for are ignored.
+  bool force_auto_alloc = false;
   /// The index of the instruction that last wrote each tile, for `psum[...] += nl.matmul(...)`.
   ir::SegmentedVector<std::int64_t> last_writer;
   /// How many instructions existed when each tensor was made: a tile made for an op's result

@@ -62,9 +62,14 @@ public:
   std::optional<Value> get_attr(Interpreter &, std::string_view name) override;
   std::string repr() const override;
   Value function; ///< a FunctionObject
+  /// `@nki.compiler.force_auto_alloc`: the kernel's own allocations are ignored.
+  bool force_auto_alloc = false;
 };
 
-/// The decorator `nki.<name>` (`@nki.jit`, `@nki.jit(mode=...)`).
+/// The decorator `nki.<name>` (`@nki.jit`, `@nki.jit(mode=...)`); applied to a kernel that is
+/// already one, it gives it back.
 std::shared_ptr<BuiltinFunction> jit_decorator(const std::string &name);
+/// The kernel a decorator was given, as a JitKernel (a plain function is wrapped), or null.
+std::shared_ptr<JitKernel> as_kernel(const Value &v);
 
 } // namespace nkicc::nki

@@ -82,7 +82,7 @@ void assign_to_view(Interpreter &, TensorRef &target, const Value &value, std::o
     raise_error("TypeError", "unsupported augmented assignment operator on a tile");
   if (v) {
     require_on_chip(*v, name, "y");
-    broadcast_shapes(target, *v, name, "x", "y");
+    broadcast_shapes(target, *v, name, "x", "y", true);
     kb.emit(ir::Opcode::TensorTensor, ir::Engine::Vector, {target.ap}, {target.ap, broadcast_view(*v, target.shape())},
             {{"op", PyConstant::str(std::string(name))}});
   } else {

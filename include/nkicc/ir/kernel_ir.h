@@ -51,6 +51,9 @@ struct Tensor {
   TensorRole role = TensorRole::Internal;
   Memory memory = Memory::Sbuf;
   DType dtype = DType::Float32;
+  /// Placed by the kernel (`buffer=ncc.sbuf.mod_alloc(...)`): allocate_on_chip() keeps its
+  /// partition_start and byte_offset and places the other tiles around it.
+  bool user_placed = false;
 
   /// Allocation, filled by allocate_on_chip() for SBUF/PSUM tiles: partitions
   /// [partition_start, partition_start + shape[0]) and bytes [byte_offset, byte_offset +
@@ -257,20 +260,26 @@ void print_function(TextSink &out, const Function &fn, const SourceManager &sour
 /// of tensors.
 void number_tensor_names(Function &fn);
 
-/// The allocation error of allocate_on_chip(): which tile did not fit, and the figures.
+/// The allocation error of allocate_on_chip(): which tile did not fit, and the figures; or
+/// which two tiles the kernel placed on the same bytes while both are live.
 struct AllocationError {
   TensorId tensor = 0;
   Memory memory = Memory::Sbuf;
   std::int64_t needed = 0;   ///< bytes per partition the tile needs
   std::int64_t capacity = 0; ///< bytes per partition of the memory
   std::int64_t in_use = 0;   ///< bytes per partition held by live tiles when it failed
+  TensorId overlaps = kNoTensor; ///< a live tile the kernel placed on the same bytes
+  std::size_t instruction = 0;   ///< where both are live (for an overlap)
 };
 
 /// Assigns every SBUF and PSUM tile a partition range and byte offset, following liveness
 /// (SPEC §3 `allocate_pending_tensors`): a tile is live from the first instruction that touches
 /// it (as dst or src) to the last one, so tiles of unrolled loop iterations reuse space. Tiles are
 /// placed first-fit at their first use, in instruction order (dst before src), and freed after
-/// their last use; every tile starts at partition 0. Offsets are 4-byte aligned; in PSUM a tile
+/// their last use; every tile starts at partition 0. A tile the kernel placed itself
+/// (Tensor::user_placed) keeps its place; its bytes are kept free of the other tiles for the
+/// whole kernel, and two placed tiles live at once must not share bytes of a partition (an
+/// error naming both). Offsets are 4-byte aligned; in PSUM a tile
 /// of at most one 2 KiB bank lies inside one bank, a larger one starts at a bank. A tile no
 /// instruction touches keeps byte_offset -1; bytes_per_partition is set on every SBUF/PSUM
 /// tensor. Runs in O((tensors + access patterns) log capacity). Returns the first tile that
