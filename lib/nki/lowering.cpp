@@ -330,7 +330,8 @@ Value activation(KernelBuilder &kb, std::string_view func, const TensorRef &x, s
   }
   if (scale) {
     if (auto s = scale->shared_as<TensorRef>()) {
-      // As tensor_scalar's operand0="tile": the attribute says which source is the scale.
+      // Named, as tensor_scalar names a tile operand: {data, tile} is otherwise ambiguous
+      // between a bias and a scale (the simulator reads the BIR alone).
       src.push_back(broadcast_view(*s, x.shape()));
       attrs.emplace_back("scale", PyConstant::str("tile"));
     } else {
