@@ -97,6 +97,10 @@ void drop_unused_tiles(ir::Function &fn) {
   for (const ir::Instruction &inst : fn.instructions)
     for (ir::Operand &op : fn.operands(inst))
       op.tensor = remap[op.tensor];
+  for (ir::BlockTensor &b : fn.block_tensors)
+    for (ir::TensorId &id : b.blocks)
+      if (id != ir::kNoTensor)
+        id = used[id] ? remap[id] : ir::kNoTensor;
 }
 
 /// A kernel may return its HBM tensor through a reshape (`return out.reshape(shape)`): a view
@@ -200,6 +204,7 @@ struct Tracer::Impl {
   struct KernelRef {
     const python::FunctionDefStmt *def = nullptr;
     Value callable;
+    bool force_auto_alloc = false; ///< `@nki.compiler.force_auto_alloc`
   };
   std::optional<KernelRef> find_kernel(const ExternalCall &call) {
     for (std::size_t i = 0; i < modules.size(); ++i) {
@@ -213,7 +218,7 @@ struct Tracer::Impl {
         return std::nullopt;
       }
       Value fn = v->as<JitKernel>() ? v->as<JitKernel>()->function : *v;
-      return KernelRef{def, fn};
+      return KernelRef{def, fn, v->as<JitKernel>() && v->as<JitKernel>()->force_auto_alloc};
     }
     diags.internal_error(fmt::format("kernel '{}' was resolved but not found", call.kernel));
     return std::nullopt;
@@ -264,6 +269,7 @@ struct Tracer::Impl {
                                    const std::vector<std::string> &names) {
     KernelBuilder kb(*interp, *target.info, e.grid, options.max_instructions);
     kb.fn.name = e.kernel;
+    kb.force_auto_alloc = kernel.force_auto_alloc;
     auto result = std::make_unique<KernelTrace>();
     result->grid = e.grid;
     result->platform_target_is_fallback = target.is_fallback;
@@ -673,11 +679,46 @@ struct Tracer::Impl {
       TraceError err;
       err.loc = t.loc;
       err.id = failure->memory == ir::Memory::Psum ? "err_psum_allocation" : "err_sbuf_allocation";
+      if (failure->overlaps != ir::kNoTensor) {
+        // Two tiles the kernel placed itself (NKI's direct allocation guide, "Lifetime Conflicts").
+        const ir::Tensor &u = kb.fn.tensors[failure->overlaps];
+        err.id = "err_allocation_lifetime_conflict";
+        err.message = fmt::format(
+            "tiles '{}' and '{}' are allocated on overlapping {} addresses (partitions [{}, {}) bytes [{}, {}) and "
+            "partitions [{}, {}) bytes [{}, {})) while both are alive",
+            u.name, t.name, failure->memory == ir::Memory::Psum ? "PSUM" : "SBUF", u.partition_start,
+            u.partition_start + (u.shape.empty() ? 0 : u.shape[0]), u.byte_offset, u.byte_offset + u.bytes_per_partition,
+            t.partition_start, t.partition_start + (t.shape.empty() ? 0 : t.shape[0]), t.byte_offset,
+            t.byte_offset + t.bytes_per_partition);
+        err.notes.emplace_back(u.loc, fmt::format("'{}' is allocated here", u.name));
+        report(err, &call);
+        return false;
+      }
+      if (t.user_placed) {
+        err.message = fmt::format("{} allocation of tile '{}' {} of {} at bytes [{}, {}) exceeds the {} bytes of a "
+                                  "partition",
+                                  failure->memory == ir::Memory::Psum ? "PSUM" : "SBUF", t.name, shape_text(t.shape),
+                                  dtype_name(t.dtype), failure->in_use, failure->in_use + failure->needed,
+                                  failure->capacity);
+        report(err, &call);
+        return false;
+      }
       err.message = fmt::format("{} allocation failed: tile '{}' {} of {} needs {} bytes per partition, but {} of the "
                                 "{} bytes are in use by live tiles",
                                 failure->memory == ir::Memory::Psum ? "PSUM" : "SBUF", t.name, shape_text(t.shape),
                                 dtype_name(t.dtype), failure->needed, failure->in_use, failure->capacity);
       report(err, &call);
+      return false;
+    }
+    // A layout that runs past a tile is nkicc's bug, never the kernel's: stop before emitting it.
+    if (auto bad = ir::check_layout(kb.fn, kb.grid, target.info->sbuf_bytes_per_partition,
+                                    target.info->psum_bytes_per_partition)) {
+      std::string where = bad->instruction == ir::kNoInstruction
+                              ? std::string("the allocation")
+                              : fmt::format("instruction {} ({})", bad->instruction,
+                                            ir::opcode_name(kb.fn.instructions[bad->instruction].opcode));
+      diags.internal_error(fmt::format("layout check failed for call {} of kernel '{}' at {}: {}", call.index,
+                                       kb.fn.name, where, bad->message));
       return false;
     }
     result.function = std::move(kb.fn);
