@@ -1,5 +1,7 @@
 #include "cli.h"
 
+#include "cache_cli.h"
+
 #include "nkicc/driver/driver.h"
 #include "nkicc/support/file_io.h"
 #include "nkicc/version.h"
@@ -208,6 +210,11 @@ int run_checked(int argc, char **argv) {
   key->add_option("file", options.input, "Kernel description file (JSON), or - for standard input")->required();
   key->add_option("-o,--output", g.output, "Write the result to this file, atomically (default: stdout)");
 
+  CacheCliOptions cache_cli;
+  add_trace_cache_options(*trace, cache_cli);
+  add_key_cache_options(*key, cache_cli);
+  add_cache_subcommand(app, cache_cli);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -225,6 +232,10 @@ int run_checked(int argc, char **argv) {
   }
 
   setup_logging(g);
+  if (auto rc = run_cache_subcommand(cache_cli))
+    return *rc;
+  if (auto rc = apply_cache_options(cache_cli, options))
+    return *rc;
   bool color = use_color(g.color);
   options.target = target_inputs(g);
   std::map<std::string, EmitKind> emit_kinds = {{"manifest", EmitKind::Manifest},
