@@ -69,6 +69,7 @@ void PersistentCache::remote_failed(const std::string &why) {
 
 std::optional<CacheEntry> PersistentCache::find(const PersistentKey &key) {
   ++figures_.lookups;
+  last_hit_remote_ = false;
   if (local_) {
     std::optional<CacheEntry> entry;
     std::string why;
@@ -90,6 +91,7 @@ std::optional<CacheEntry> PersistentCache::find(const PersistentKey &key) {
   }
   if (auto entry = find_remote(key)) {
     ++figures_.remote_hits;
+    last_hit_remote_ = true;
     if (local_) {
       std::string why;
       if (local_->store(key.key, serialize_entry(*entry), why) == StoreOutcome::Stored)
@@ -190,6 +192,8 @@ void PersistentCache::store(const PersistentKey &key, CacheEntry entry) {
     }
     ++figures_.remote_stores;
     count(key, CacheCounter::RemoteStores);
+    log(CacheLogLevel::Debug, fmt::format("remote cache {}: stored {} (key: {})", remote_->url(), key.kernel,
+                                          short_key(key.key)));
   }
 }
 

@@ -429,7 +429,8 @@ private:
       pending_stores_[run_key] = {std::move(key), sources_.file_count()};
       return nullptr;
     }
-    log(fmt::format("Persistent cache hit for {} (key: {}...)", e.kernel, key.key.substr(0, 16)));
+    log(fmt::format("Persistent cache hit for {} (key: {}...){}", e.kernel, key.key.substr(0, 16),
+                    persistent_->last_hit_remote() ? " from the remote cache" : ""));
     persistent_bir_[run_key] = std::move(entry->bir);
     return std::make_unique<trace::KernelTrace>(std::move(entry->trace));
   }
@@ -593,7 +594,8 @@ private:
         if (hit && !hit->internal)
           hit.reset();
         if (hit)
-          log(fmt::format("Persistent cache hit for {} (key: {}...)", c.func_name, pkey->key.substr(0, 16)));
+          log(fmt::format("Persistent cache hit for {} (key: {}...){}", c.func_name, pkey->key.substr(0, 16),
+                          persistent_->last_hit_remote() ? " from the remote cache" : ""));
         else
           note_persistent_miss(*pkey);
       }

@@ -67,6 +67,8 @@ public:
   /// same kernel (the one with the fewest differences, newest first), or that there is none.
   std::string explain_miss(const PersistentKey &key);
 
+  /// Whether the last find() was answered by the remote.
+  bool last_hit_remote() const { return last_hit_remote_; }
   const PersistentCacheFigures &figures() const { return figures_; }
   /// Writes this run's counts to the folder's stats files.
   void flush();
@@ -83,6 +85,7 @@ private:
   std::unique_ptr<RemoteStore> remote_;
   unsigned remote_failures_ = 0;
   bool warned_write_ = false;
+  bool last_hit_remote_ = false;
   PersistentCacheFigures figures_;
 };
 

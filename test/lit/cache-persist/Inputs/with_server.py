@@ -9,7 +9,8 @@ KIND is `redis` (redis-server), `nginx` (nginx with WebDAV PUT, the Bazel HTTP c
 server's files (configuration, data, logs) live in WORKDIR only. The port is ephemeral: one the
 kernel hands out for a bind to port 0, retried when the server loses the race for it. The
 command sees SERVER_URL, SERVER_PORT, SERVER_PID (the server's process, for tests that kill it)
-and SERVER_DATA (nginx's document root). Exits with the command's exit code.
+and SERVER_DATA (nginx's document root) in its environment, and `@NAME@` in its arguments
+becomes the value of NAME (lit's shell expands no variables). Exits with the command's exit code.
 """
 import ctypes
 import os
@@ -159,6 +160,8 @@ def main():
 
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(s, on_signal)
+    for name in ("SERVER_URL", "SERVER_REDIS_URL", "SERVER_PORT", "SERVER_PID", "SERVER_DATA"):
+        command = [a.replace(f"@{name}@", env[name]) if name in env else a for a in command]
     try:
         rc = subprocess.call(command, env=env)
     finally:
