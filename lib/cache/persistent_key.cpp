@@ -57,12 +57,13 @@ KeyComponent text_component(std::string name, std::string value) {
 
 /// The components every key starts with.
 std::vector<KeyComponent> common_components(std::string_view kind, std::string_view kernel,
-                                            std::string_view target) {
+                                            const KeyContext &context) {
   std::vector<KeyComponent> c;
   c.push_back(text_component("format", std::to_string(kCacheEntryFormatVersion)));
   c.push_back(text_component("nkicc_version", NKICC_VERSION_STRING));
   c.push_back(text_component("nkicc_build", nkicc_build_identity()));
-  c.push_back(text_component("target", std::string(target)));
+  c.push_back(text_component("target", context.target + (context.target_is_fallback ? " (fallback)" : "")));
+  c.push_back(text_component("limits", fmt::format("max_instructions={}", context.max_instructions)));
   c.push_back(text_component("kind", std::string(kind)));
   c.push_back(text_component("kernel", std::string(kernel)));
   return c;
@@ -70,7 +71,7 @@ std::vector<KeyComponent> common_components(std::string_view kind, std::string_v
 
 void add_files(std::vector<KeyComponent> &c, const std::vector<KeyFile> &files) {
   for (const KeyFile &f : files)
-    c.push_back({"file " + f.name, f.path.empty() ? f.name : f.path, f.digest});
+    c.push_back({(f.path.empty() ? "source " : "file ") + f.name, f.path.empty() ? "inline" : f.path, f.digest});
 }
 
 std::string arg_text(const RegistryArg &a) {
@@ -145,10 +146,10 @@ std::string persistent_key_of(const std::vector<KeyComponent> &components) {
 }
 
 PersistentKey external_persistent_key(std::string_view func_name, std::string_view specialization_key,
-                                      std::string_view target, const std::vector<KeyFile> &files) {
+                                      const KeyContext &context, const std::vector<KeyFile> &files) {
   PersistentKey k;
   k.kernel = std::string(func_name);
-  k.components = common_components("external", func_name, target);
+  k.components = common_components("external", func_name, context);
   k.components.push_back(text_component("call", fmt::format("{}:{}", func_name, specialization_key)));
   add_files(k.components, files);
   k.key = persistent_key_of(k.components);
@@ -156,11 +157,11 @@ PersistentKey external_persistent_key(std::string_view func_name, std::string_vi
 }
 
 PersistentKey internal_persistent_key(const InternalCall &call, std::string_view per_run_key,
-                                      const RegistryEntry &entry, std::string_view target,
+                                      const RegistryEntry &entry, const KeyContext &context,
                                       const std::vector<KeyFile> &files) {
   PersistentKey k;
   k.kernel = call.internal;
-  k.components = common_components("internal", call.internal, target);
+  k.components = common_components("internal", call.internal, context);
   k.components.push_back(text_component("call", std::string(per_run_key)));
   k.components.push_back(text_component("registry_entry", registry_entry_text(entry)));
   add_files(k.components, files);

@@ -247,14 +247,14 @@ public:
       auto key = specialization_key(e, {}, target_.is_fallback, diags_);
       if (!key)
         return std::nullopt;
-      return external_persistent_key(e.kernel, py_repr(*key), target_.info->name, external_files());
+      return external_persistent_key(e.kernel, py_repr(*key), key_context(), external_files());
     }
     const InternalCall &ic = call.internal();
     const RegistryEntry *entry = registry_.find(ic.internal);
     if (!entry)
       return std::nullopt;
     std::string per_run = cache_key_of(key_components_string(internal_key_components(ic, *target_.info)));
-    return internal_persistent_key(ic, per_run, *entry, target_.info->name, internal_files(*entry));
+    return internal_persistent_key(ic, per_run, *entry, key_context(), internal_files(*entry));
   }
 
   void write_ir(TextSink &out) const {
@@ -350,6 +350,10 @@ private:
     return t;
   }
 
+  KeyContext key_context() const {
+    return {std::string(target_.info->name), target_.is_fallback, options_.max_instructions};
+  }
+
   /// The SHA-256 of a registered file's contents, computed once per run.
   const std::string &digest_of(FileId file) {
     auto it = digests_.find(file);
@@ -417,7 +421,7 @@ private:
   std::unique_ptr<trace::KernelTrace> find_external(const Call &call, const std::string &key_text) {
     const ExternalCall &e = call.external();
     auto key_start = std::chrono::steady_clock::now();
-    PersistentKey key = external_persistent_key(e.kernel, key_text, target_.info->name, external_files());
+    PersistentKey key = external_persistent_key(e.kernel, key_text, key_context(), external_files());
     auto lookup_start = std::chrono::steady_clock::now();
     persistent_key_time_ += lookup_start - key_start;
     ++persistent_keys_;
@@ -585,7 +589,7 @@ private:
       std::size_t files_at_lookup = sources_.file_count();
       if (persistent_) {
         auto persistent_key_start = std::chrono::steady_clock::now();
-        pkey = internal_persistent_key(ic, c.cache_key, *entry, target_.info->name, internal_files(*entry));
+        pkey = internal_persistent_key(ic, c.cache_key, *entry, key_context(), internal_files(*entry));
         auto lookup_start = std::chrono::steady_clock::now();
         persistent_key_time_ += lookup_start - persistent_key_start;
         ++persistent_keys_;

@@ -148,7 +148,13 @@ void add_cache_subcommand(CLI::App &app, CacheCliOptions &o) {
   common(o.trim, true);
 }
 
-std::optional<int> apply_cache_options(const CacheCliOptions &o, DriverOptions &options) {
+std::optional<int> apply_cache_options(const CacheCliOptions &o, DriverOptions &options, bool tracing) {
+  options.explain_keys = o.explain;
+  options.key_json = o.key_format == "json";
+  if (!o.explain && o.key_format != "text")
+    return usage_error("--format applies to --explain");
+  if (!tracing)
+    return std::nullopt;
   int rc = 0;
   auto max_size = max_size_of(o, rc);
   if (!max_size)
@@ -165,10 +171,6 @@ std::optional<int> apply_cache_options(const CacheCliOptions &o, DriverOptions &
       return usage_error("--remote-cache: " + why);
   }
   options.explain_misses = spdlog::should_log(spdlog::level::info);
-  options.explain_keys = o.explain;
-  options.key_json = o.key_format == "json";
-  if (!o.explain && o.key_format != "text")
-    return usage_error("--format applies to --explain");
   return std::nullopt;
 }
 

@@ -32,9 +32,10 @@ void add_key_cache_options(CLI::App &key, CacheCliOptions &o);
 /// The `cache` subcommand and its four actions.
 void add_cache_subcommand(CLI::App &app, CacheCliOptions &o);
 
-/// Fills the driver's options from the parsed flags and the environment. Returns an exit code
-/// (2, with the message printed) on a usage error.
-std::optional<int> apply_cache_options(const CacheCliOptions &o, DriverOptions &options);
+/// Fills the driver's options from the parsed flags and the environment, for a subcommand that
+/// traces (`tracing`; the environment is not read for others, so that a stale NKICC_* value
+/// cannot break `nkicc dis`). Returns an exit code (2, with the message printed) on a usage error.
+std::optional<int> apply_cache_options(const CacheCliOptions &o, DriverOptions &options, bool tracing);
 
 /// Runs `nkicc cache ...` when it was given; its exit code.
 std::optional<int> run_cache_subcommand(const CacheCliOptions &o);

@@ -234,7 +234,7 @@ int run_checked(int argc, char **argv) {
   setup_logging(g);
   if (auto rc = run_cache_subcommand(cache_cli))
     return *rc;
-  if (auto rc = apply_cache_options(cache_cli, options))
+  if (auto rc = apply_cache_options(cache_cli, options, trace->parsed()))
     return *rc;
   bool color = use_color(g.color);
   options.target = target_inputs(g);

@@ -10,15 +10,18 @@
 //   nkicc_version   NKICC_VERSION_STRING
 //   nkicc_build     the running executable's GNU build-id (a rebuilt nkicc at the same version
 //                   misses, as Triton keys on a hash of its own files)
-//   target          the resolved platform target's name
+//   target          the resolved platform target's name, and `(fallback)` when it was guessed
+//   limits          the trace limits (--max-instructions): whether a trace succeeds depends on them
 //   kind            `external` or `internal`
 //   kernel          the external kernel's name, or the internal call's registry func_name
 //   call            external: `func_name:specialization key`; internal: the seed's per-run key
 //                   (the SHA-256 of the CPython key-components string)
 //   registry_entry  internal only: the registry entry, canonical (how the op marshals into the
 //                   entry function; its source's contents are a `file` component)
-//   file NAME       each file the trace depends on, by the name diagnostics give it, its
-//                   digest the SHA-256 of its contents
+//   file NAME       each file the trace depends on, by its path relative to the description's
+//                   folder (or `registry:` and its path in a registry folder), its digest the
+//                   SHA-256 of its contents
+//   source NAME     an inline source of the description, by its name, likewise
 //
 // key := hex(SHA-256(concat(name "\0" digest "\n" for each component)))
 //
@@ -48,9 +51,16 @@ struct KeyComponent {
 
 /// A file a call's trace read, and the SHA-256 of its contents.
 struct KeyFile {
-  std::string name; ///< as diagnostics name it (the path as written, an inline source's name)
+  std::string name; ///< its stable name: the path as written, an inline source's name
   std::string path; ///< the path nkicc opened (empty for inline code), shown by --explain
   std::string digest;
+};
+
+/// What every key of a run shares besides nkicc itself.
+struct KeyContext {
+  std::string target; ///< the target's name (`trn2`)
+  bool target_is_fallback = false;
+  std::uint64_t max_instructions = 0;
 };
 
 struct PersistentKey {
@@ -68,12 +78,12 @@ const std::string &nkicc_build_identity();
 /// The persistent key of an external call: its per-run specialization key, the files its
 /// trace depends on and the build.
 PersistentKey external_persistent_key(std::string_view func_name, std::string_view specialization_key,
-                                      std::string_view target, const std::vector<KeyFile> &files);
+                                      const KeyContext &context, const std::vector<KeyFile> &files);
 
 /// The persistent key of an internal call: the seed's per-run key, the registry entry that
 /// resolves it, the files its trace depends on and the build.
 PersistentKey internal_persistent_key(const InternalCall &call, std::string_view per_run_key,
-                                      const RegistryEntry &entry, std::string_view target,
+                                      const RegistryEntry &entry, const KeyContext &context,
                                       const std::vector<KeyFile> &files);
 
 /// The registry entry as the key hashes it: func_name, entry function, argument marshalling
