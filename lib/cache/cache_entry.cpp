@@ -270,8 +270,12 @@ bool parse_entry_header(std::string_view bytes, std::string &key,
   return read_header(r, version, key, payload_size, components) && version == kCacheEntryFormatVersion;
 }
 
-std::optional<CacheEntry> parse_entry(std::string_view bytes, std::string_view expected_key, EntryDefect &defect,
-                                      std::string &why) {
+namespace {
+
+/// The checks and the decoding; the BIR blob is copied unless `bir_at` is given, which is then
+/// set to its offset and size in `bytes` (for a caller that keeps the buffer).
+std::optional<CacheEntry> parse(std::string_view bytes, std::string_view expected_key, EntryDefect &defect,
+                                std::string &why, std::pair<std::size_t, std::size_t> *bir_at) {
   auto fail = [&](EntryDefect d, std::string text) -> std::optional<CacheEntry> {
     defect = d;
     why = std::move(text);
@@ -341,10 +345,37 @@ std::optional<CacheEntry> parse_entry(std::string_view bytes, std::string_view e
   t.platform_target_is_fallback = p.u8() != 0;
   t.function.matmul_mac_count = p.i64();
   t.function.has_collectives = p.u8() != 0;
-  entry.bir = p.str();
+  if (bir_at) {
+    std::uint64_t n = p.u64();
+    const char *blob = nullptr;
+    if (n <= bytes.size() && p.take(static_cast<std::size_t>(n), blob))
+      *bir_at = {static_cast<std::size_t>(blob - bytes.data()), static_cast<std::size_t>(n)};
+  } else {
+    entry.bir = p.str();
+  }
   if (p.failed || !p.at_end())
     return fail(EntryDefect::Corrupt, "malformed payload");
   defect = EntryDefect::None;
+  return entry;
+}
+
+} // namespace
+
+std::optional<CacheEntry> parse_entry(std::string_view bytes, std::string_view expected_key, EntryDefect &defect,
+                                      std::string &why) {
+  return parse(bytes, expected_key, defect, why, nullptr);
+}
+
+std::optional<CacheEntry> parse_entry_buffer(std::string &&bytes, std::string_view expected_key,
+                                             EntryDefect &defect, std::string &why) {
+  std::pair<std::size_t, std::size_t> bir_at{0, 0};
+  auto entry = parse(bytes, expected_key, defect, why, &bir_at);
+  if (entry) {
+    // The blob is the file's largest part: it stays in the buffer it was read into.
+    bytes.resize(bir_at.first + bir_at.second);
+    bytes.erase(0, bir_at.first);
+    entry->bir = std::move(bytes);
+  }
   return entry;
 }
 

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <map>
 #include <memory>
 
@@ -230,11 +231,23 @@ public:
     }
     if (options_.stage_timer && binary_cache_.cache_hits + binary_cache_.cache_misses)
       options_.stage_timer("binary cache keys", std::chrono::duration<double, std::milli>(key_time_).count());
-    if (options_.stage_timer && persistent_keys_) {
-      options_.stage_timer(fmt::format("persistent keys ({})", persistent_keys_),
-                           std::chrono::duration<double, std::milli>(persistent_key_time_).count());
-      options_.stage_timer(fmt::format("persistent lookups ({})", persistent_keys_),
-                           std::chrono::duration<double, std::milli>(persistent_lookup_time_).count());
+    if (!key_seconds_.empty() && options_.cache.log) {
+      // CPU time of this thread, not wall time: the figures a benchmark compares (one hit
+      // against one key) must not depend on what else the machine runs.
+      auto median_us = [](std::vector<double> v) {
+        std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+        return v[v.size() / 2] * 1e6;
+      };
+      double keys = 0, lookups = 0;
+      for (double k : key_seconds_)
+        keys += k;
+      for (double l : lookup_seconds_)
+        lookups += l;
+      options_.cache.log(CacheLogLevel::Debug,
+                         fmt::format("persistent cache cpu time: {} keys {:.1f} ms (median {:.1f} us), {} lookups "
+                                     "{:.1f} ms (median {:.1f} us)",
+                                     key_seconds_.size(), keys * 1e3, median_us(key_seconds_),
+                                     lookup_seconds_.size(), lookups * 1e3, median_us(lookup_seconds_)));
     }
     return !diags_.has_errors();
   }
@@ -350,6 +363,17 @@ private:
     return t;
   }
 
+  static double cpu_seconds() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  }
+
+  void note_persistent_times(double key, double lookup) {
+    key_seconds_.push_back(key);
+    lookup_seconds_.push_back(lookup);
+  }
+
   KeyContext key_context() const {
     return {std::string(target_.info->name), target_.is_fallback, options_.max_instructions};
   }
@@ -420,14 +444,12 @@ private:
   /// The tracer's hook on a specialization miss: the persistent cache's entry, if any.
   std::unique_ptr<trace::KernelTrace> find_external(const Call &call, const std::string &key_text) {
     const ExternalCall &e = call.external();
-    auto key_start = std::chrono::steady_clock::now();
+    double key_start = cpu_seconds();
     PersistentKey key = external_persistent_key(e.kernel, key_text, key_context(), external_files());
-    auto lookup_start = std::chrono::steady_clock::now();
-    persistent_key_time_ += lookup_start - key_start;
-    ++persistent_keys_;
+    double lookup_start = cpu_seconds();
     std::string run_key = cache_key_of(e.kernel + ":" + key_text);
     std::optional<CacheEntry> entry = persistent_->find(key);
-    persistent_lookup_time_ += std::chrono::steady_clock::now() - lookup_start;
+    note_persistent_times(lookup_start - key_start, cpu_seconds() - lookup_start);
     if (!entry || entry->internal) {
       note_persistent_miss(key);
       pending_stores_[run_key] = {std::move(key), sources_.file_count()};
@@ -588,13 +610,11 @@ private:
       std::optional<CacheEntry> hit;
       std::size_t files_at_lookup = sources_.file_count();
       if (persistent_) {
-        auto persistent_key_start = std::chrono::steady_clock::now();
+        double persistent_key_start = cpu_seconds();
         pkey = internal_persistent_key(ic, c.cache_key, *entry, key_context(), internal_files(*entry));
-        auto lookup_start = std::chrono::steady_clock::now();
-        persistent_key_time_ += lookup_start - persistent_key_start;
-        ++persistent_keys_;
+        double lookup_start = cpu_seconds();
         hit = persistent_->find(*pkey);
-        persistent_lookup_time_ += std::chrono::steady_clock::now() - lookup_start;
+        note_persistent_times(lookup_start - persistent_key_start, cpu_seconds() - lookup_start);
         if (hit && !hit->internal)
           hit.reset();
         if (hit)
@@ -653,8 +673,8 @@ private:
   std::map<std::string, std::pair<PersistentKey, std::size_t>> pending_stores_;
   /// The BIR kernels of persistent hits of external calls, by per-run key, until used.
   std::map<std::string, std::string> persistent_bir_;
-  std::uint64_t persistent_keys_ = 0;
-  std::chrono::steady_clock::duration persistent_key_time_{}, persistent_lookup_time_{};
+  /// Thread CPU seconds of each persistent key and lookup, for the -vv figures.
+  std::vector<double> key_seconds_, lookup_seconds_;
   Registry registry_;
   std::map<std::string, std::unique_ptr<python::Module>> registry_modules_;
   BinaryCache binary_cache_;

@@ -74,6 +74,11 @@ TEST_CASE("an entry reads back as it was written", "[cache]") {
   check_same(e, *back);
   // The same entry gives the same bytes.
   CHECK(serialize_entry(*back) == bytes);
+  // Read from an owned buffer, the blob is the same, kept in that buffer.
+  std::string owned = bytes;
+  auto in_place = parse_entry_buffer(std::move(owned), e.key, defect, why);
+  REQUIRE(in_place);
+  check_same(e, *in_place);
   // The header alone names the key and components.
   std::string key;
   std::vector<std::pair<std::string, std::string>> components;

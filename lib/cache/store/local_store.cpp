@@ -330,8 +330,23 @@ LookupOutcome LocalStore::lookup(const std::string &key, std::optional<CacheEntr
   int err = 0;
   bool ok = ::fstat(fd, &st) == 0 || (err = errno, false);
   if (ok) {
-    bytes.reserve(static_cast<std::size_t>(st.st_size));
-    ok = read_fd(fd, bytes, std::size_t{1} << 31, err);
+    // Exactly the size the file has: a writer never changes an entry in place (it renames a
+    // new file over it), so this open file keeps its bytes.
+    std::size_t size = std::min<std::size_t>(static_cast<std::size_t>(st.st_size), std::size_t{1} << 31);
+    bytes.resize(size);
+    std::size_t have = 0;
+    while (ok && have < size) {
+      ssize_t n = ::read(fd, bytes.data() + have, size - have);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0) {
+        ok = n == 0;
+        err = errno;
+        break;
+      }
+      have += static_cast<std::size_t>(n);
+    }
+    bytes.resize(have);
   }
   if (!ok) {
     ::close(fd);
@@ -342,7 +357,7 @@ LookupOutcome LocalStore::lookup(const std::string &key, std::optional<CacheEntr
   }
   EntryDefect defect = EntryDefect::None;
   std::string reason;
-  entry = parse_entry(bytes, key, defect, reason);
+  entry = parse_entry_buffer(std::move(bytes), key, defect, reason);
   if (!entry) {
     ::close(fd);
     ++pending[CacheCounter::Misses];
