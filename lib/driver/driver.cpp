@@ -3,7 +3,11 @@
 #include "nkicc/bir/bir.h"
 #include "nkicc/cache/binary_cache.h"
 #include "nkicc/cache/cache_key.h"
+#include "nkicc/cache/persistent_cache.h"
+#include "nkicc/cache/persistent_key.h"
 #include "nkicc/cache/py_repr.h"
+#include "nkicc/support/json_writer.h"
+#include "nkicc/support/sha256.h"
 #include "nkicc/manifest/manifest.h"
 #include "nkicc/hlo/hlo.h"
 #include "nkicc/ir/kernel_ir.h"
@@ -17,6 +21,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <map>
 #include <memory>
 
@@ -162,9 +167,10 @@ struct CompiledCall {
 class Pipeline {
 public:
   Pipeline(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags, const Manifest &manifest,
-           const std::vector<python::Module> &modules, const ResolvedTarget &target)
+           const std::vector<python::Module> &modules, const ResolvedTarget &target,
+           PersistentCache *persistent = nullptr)
       : options_(options), sources_(sources), diags_(diags), manifest_(manifest), modules_(modules), target_(target),
-        tracer_(sources, manifest, modules, target, trace_options(options), diags) {}
+        persistent_(persistent), tracer_(sources, manifest, modules, target, trace_options(options, this), diags) {}
 
   /// Reads the internal-kernel registry when any call needs it, and resolves every internal
   /// call's func_name in it (SPEC §7).
@@ -173,6 +179,11 @@ public:
         std::any_of(manifest_.calls.begin(), manifest_.calls.end(), [](const Call &c) { return !c.is_external(); });
     if (!any_internal)
       return true;
+    registry_files_begin_ = static_cast<FileId>(sources_.file_count() + 1);
+    struct Mark {
+      Pipeline &p;
+      ~Mark() { p.registry_files_end_ = static_cast<FileId>(p.sources_.file_count() + 1); }
+    } mark{*this};
     if (!registry_.load(options_.kernel_path, sources_, diags_))
       return false;
     bool ok = true;
@@ -199,8 +210,17 @@ public:
 
   /// Traces every call in order: external calls through their specialization caches,
   /// internal calls through the per-run binary cache (seed 000 codegenInternalNativeNkiKernel).
+  /// Runs every source's module-level code (imports read here are files external calls'
+  /// keys depend on).
+  bool load_modules() {
+    module_files_begin_ = static_cast<FileId>(sources_.file_count() + 1);
+    bool ok = tracer_.load_modules();
+    module_files_end_ = static_cast<FileId>(sources_.file_count() + 1);
+    return ok;
+  }
+
   bool trace_calls() {
-    if (!tracer_.load_modules())
+    if (!load_modules())
       return false;
     calls_.resize(manifest_.calls.size());
     for (const Call &call : manifest_.calls) {
@@ -211,7 +231,43 @@ public:
     }
     if (options_.stage_timer && binary_cache_.cache_hits + binary_cache_.cache_misses)
       options_.stage_timer("binary cache keys", std::chrono::duration<double, std::milli>(key_time_).count());
+    if (!key_seconds_.empty() && options_.cache.log) {
+      // CPU time of this thread, not wall time: the figures a benchmark compares (one hit
+      // against one key) must not depend on what else the machine runs.
+      auto median_us = [](std::vector<double> v) {
+        std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+        return v[v.size() / 2] * 1e6;
+      };
+      double keys = 0, lookups = 0;
+      for (double k : key_seconds_)
+        keys += k;
+      for (double l : lookup_seconds_)
+        lookups += l;
+      options_.cache.log(CacheLogLevel::Debug,
+                         fmt::format("persistent cache cpu time: {} keys {:.1f} ms (median {:.1f} us), {} lookups "
+                                     "{:.1f} ms (median {:.1f} us)",
+                                     key_seconds_.size(), keys * 1e3, median_us(key_seconds_),
+                                     lookup_seconds_.size(), lookups * 1e3, median_us(lookup_seconds_)));
+    }
     return !diags_.has_errors();
+  }
+
+  /// The persistent key of a call (issue 14), once the registry and modules are loaded;
+  /// nullopt (reported) when the call's specialization key cannot be formed.
+  std::optional<PersistentKey> persistent_key(const Call &call) {
+    if (call.is_external()) {
+      const ExternalCall &e = call.external();
+      auto key = specialization_key(e, {}, target_.is_fallback, diags_);
+      if (!key)
+        return std::nullopt;
+      return external_persistent_key(e.kernel, py_repr(*key), key_context(), external_files());
+    }
+    const InternalCall &ic = call.internal();
+    const RegistryEntry *entry = registry_.find(ic.internal);
+    if (!entry)
+      return std::nullopt;
+    std::string per_run = cache_key_of(key_components_string(internal_key_components(ic, *target_.info)));
+    return internal_persistent_key(ic, per_run, *entry, key_context(), internal_files(*entry));
   }
 
   void write_ir(TextSink &out) const {
@@ -297,12 +353,152 @@ public:
   const Registry &registry() const { return registry_; }
 
 private:
-  static trace::TraceOptions trace_options(const DriverOptions &options) {
+  static trace::TraceOptions trace_options(const DriverOptions &options, Pipeline *self) {
     trace::TraceOptions t;
     t.max_instructions = options.max_instructions;
     t.use_cache = options.use_cache;
     t.print_handler = options.print_handler;
+    if (self->persistent_)
+      t.find_specialization = [self](const Call &call, const std::string &key) { return self->find_external(call, key); };
     return t;
+  }
+
+  static double cpu_seconds() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  }
+
+  void note_persistent_times(double key, double lookup) {
+    key_seconds_.push_back(key);
+    lookup_seconds_.push_back(lookup);
+  }
+
+  KeyContext key_context() const {
+    return {std::string(target_.info->name), target_.is_fallback, options_.max_instructions};
+  }
+
+  /// The SHA-256 of a registered file's contents, computed once per run.
+  const std::string &digest_of(FileId file) {
+    auto it = digests_.find(file);
+    if (it == digests_.end())
+      it = digests_.emplace(file, sha256_hex(sources_.contents(file))).first;
+    return it->second;
+  }
+
+  /// A file's name in a key: relative to the description's folder or to the registry folder it
+  /// was found in, so that a checkout or an install elsewhere keys the same.
+  std::string key_file_name(std::string_view path) const {
+    auto under = [&](std::string_view dir) -> std::optional<std::string_view> {
+      if (dir.empty() || path.size() <= dir.size() + 1 || !path.starts_with(dir) || path[dir.size()] != '/')
+        return std::nullopt;
+      return path.substr(dir.size() + 1);
+    };
+    if (auto rel = under(parent_dir(sources_.name(manifest_.file))))
+      return std::string(*rel);
+    for (const std::string &folder : options_.kernel_path)
+      if (auto rel = under(folder))
+        return "registry:" + std::string(*rel);
+    return std::string(path);
+  }
+
+  KeyFile key_file(FileId file) {
+    std::string path(sources_.name(file));
+    return {key_file_name(path), path, digest_of(file)};
+  }
+
+  /// The files every external call's trace depends on: the description's sources (all of them:
+  /// every source's module-level code runs before any call) and the files their module-level
+  /// code read (imports). Files read by a trace itself are caught at store time.
+  const std::vector<KeyFile> &external_files() {
+    if (external_files_)
+      return *external_files_;
+    std::vector<KeyFile> files;
+    for (const KernelSource &s : manifest_.sources) {
+      if (s.path.empty())
+        files.push_back({s.name, {}, digest_of(s.file)});
+      else
+        files.push_back({s.name, s.resolved_path, digest_of(s.file)});
+    }
+    for (FileId f = module_files_begin_; f < module_files_end_; ++f)
+      files.push_back(key_file(f));
+    return *(external_files_ = std::move(files));
+  }
+
+  /// The files an internal call's trace depends on: its registry entry's source and any other
+  /// file read while the registry was loaded that is neither a registry.json nor another
+  /// entry's source (the sources' imports).
+  std::vector<KeyFile> internal_files(const RegistryEntry &entry) {
+    std::vector<KeyFile> files;
+    auto listed = [](const std::vector<std::string> &list, std::string_view name) {
+      return std::find(list.begin(), list.end(), name) != list.end();
+    };
+    for (FileId f = registry_files_begin_; f < registry_files_end_; ++f) {
+      std::string_view name = sources_.name(f);
+      if (name == entry.source || (!listed(registry_.files(), name) && !listed(registry_.sources_read(), name)))
+        files.push_back(key_file(f));
+    }
+    return files;
+  }
+
+  /// The tracer's hook on a specialization miss: the persistent cache's entry, if any.
+  std::unique_ptr<trace::KernelTrace> find_external(const Call &call, const std::string &key_text) {
+    const ExternalCall &e = call.external();
+    double key_start = cpu_seconds();
+    PersistentKey key = external_persistent_key(e.kernel, key_text, key_context(), external_files());
+    double lookup_start = cpu_seconds();
+    std::string run_key = cache_key_of(e.kernel + ":" + key_text);
+    std::optional<CacheEntry> entry = persistent_->find(key);
+    note_persistent_times(lookup_start - key_start, cpu_seconds() - lookup_start);
+    if (!entry || entry->internal) {
+      note_persistent_miss(key);
+      pending_stores_[run_key] = {std::move(key), sources_.file_count()};
+      return nullptr;
+    }
+    log(fmt::format("Persistent cache hit for {} (key: {}...){}", e.kernel, key.key.substr(0, 16),
+                    persistent_->last_hit_remote() ? " from the remote cache" : ""));
+    persistent_bir_[run_key] = std::move(entry->bir);
+    return std::make_unique<trace::KernelTrace>(std::move(entry->trace));
+  }
+
+  void note_persistent_miss(const PersistentKey &key) {
+    if (options_.explain_misses)
+      log(fmt::format("Persistent cache miss for {} (key: {}...): {}", key.kernel, key.key.substr(0, 16),
+                      persistent_->explain_miss(key)));
+  }
+
+  /// What a hit needs of a trace: everything but the IR instructions and tensors.
+  static trace::KernelTrace summary_of(const trace::KernelTrace &t) {
+    trace::KernelTrace s;
+    s.function.name = t.function.name;
+    s.function.input_names = t.function.input_names;
+    s.function.output_names = t.function.output_names;
+    s.function.matmul_mac_count = t.function.matmul_mac_count;
+    s.function.has_collectives = t.function.has_collectives;
+    s.returns = t.returns;
+    s.result_is_sequence = t.result_is_sequence;
+    s.aliases = t.aliases;
+    s.constant_values = t.constant_values;
+    s.grid = t.grid;
+    s.platform_target_is_fallback = t.platform_target_is_fallback;
+    s.specialization_key = t.specialization_key;
+    return s;
+  }
+
+  /// Stores a fresh trace, unless it read a file that its key, formed before the trace, could
+  /// not hold (an import inside a kernel body): such an entry could be reused wrongly.
+  void store_persistent(const PersistentKey &key, std::size_t files_at_lookup, bool internal,
+                        const std::string &kernel, const trace::KernelTrace &t, const std::string &bir) {
+    if (sources_.file_count() != files_at_lookup) {
+      log(fmt::format("Persistent cache: {} not stored: its trace read files its key does not name", kernel));
+      return;
+    }
+    CacheEntry entry;
+    entry.internal = internal;
+    entry.kernel = kernel;
+    entry.bir = bir;
+    entry.trace = summary_of(t);
+    persistent_->store(key, std::move(entry));
   }
 
   void log(const std::string &text) const {
@@ -353,6 +549,9 @@ private:
   /// The BIR kernel of a trace, when the output carries BIR (`--emit=bir|bir-text|hlo|
   /// stablehlo`); the IR text and the statistics never read it, so those runs skip writing it.
   std::string compile_bir(const ir::Function &fn, std::span<const std::int64_t> grid = {}) const {
+    // A persistent entry holds the BIR kernel whatever this run emits.
+    if (persistent_)
+      return bir::write_kernel(fn, target_.info->name, sources_, grid);
     switch (options_.emit) {
     case EmitKind::Bir:
     case EmitKind::BirText:
@@ -380,7 +579,18 @@ private:
     auto it = external_kernels_.find(c.cache_key);
     if (it == external_kernels_.end()) {
       CachedKernel k;
-      k.binary = compile_bir(t->function, t->grid);
+      auto hit = persistent_bir_.find(c.cache_key);
+      if (hit != persistent_bir_.end()) {
+        k.binary = std::move(hit->second);
+        persistent_bir_.erase(hit);
+      } else {
+        k.binary = compile_bir(t->function, t->grid);
+        auto pending = pending_stores_.find(c.cache_key);
+        if (pending != pending_stores_.end()) {
+          store_persistent(pending->second.first, pending->second.second, false, c.func_name, *t, k.binary);
+          pending_stores_.erase(pending);
+        }
+      }
       k.input_names = t->function.input_names;
       k.output_names = t->function.output_names;
       k.trace = std::shared_ptr<const trace::KernelTrace>(t, [](const trace::KernelTrace *) {});
@@ -453,15 +663,41 @@ private:
     } else {
       ++binary_cache_.cache_misses;
       log(fmt::format("Cache miss for {} (cache key: {}...)", c.func_name, c.cache_key.substr(0, 16)));
-      auto it = registry_modules_.find(entry->source);
-      std::shared_ptr<trace::KernelTrace> t = tracer_.trace_internal(call, *entry, *it->second);
-      if (!t)
-        return;
+      std::optional<PersistentKey> pkey;
+      std::optional<CacheEntry> hit;
+      std::size_t files_at_lookup = sources_.file_count();
+      if (persistent_) {
+        double persistent_key_start = cpu_seconds();
+        pkey = internal_persistent_key(ic, c.cache_key, *entry, key_context(), internal_files(*entry));
+        double lookup_start = cpu_seconds();
+        hit = persistent_->find(*pkey);
+        note_persistent_times(lookup_start - persistent_key_start, cpu_seconds() - lookup_start);
+        if (hit && !hit->internal)
+          hit.reset();
+        if (hit)
+          log(fmt::format("Persistent cache hit for {} (key: {}...){}", c.func_name, pkey->key.substr(0, 16),
+                          persistent_->last_hit_remote() ? " from the remote cache" : ""));
+        else
+          note_persistent_miss(*pkey);
+      }
       CachedKernel k;
-      k.binary = compile_bir(t->function);
-      k.input_names = t->function.input_names;
-      k.output_names = t->function.output_names;
-      k.trace = t;
+      if (hit) {
+        k.binary = std::move(hit->bir);
+        k.input_names = hit->trace.function.input_names;
+        k.output_names = hit->trace.function.output_names;
+        k.trace = std::make_shared<trace::KernelTrace>(std::move(hit->trace));
+      } else {
+        auto it = registry_modules_.find(entry->source);
+        std::shared_ptr<trace::KernelTrace> t = tracer_.trace_internal(call, *entry, *it->second);
+        if (!t)
+          return;
+        k.binary = compile_bir(t->function);
+        k.input_names = t->function.input_names;
+        k.output_names = t->function.output_names;
+        k.trace = t;
+        if (pkey)
+          store_persistent(*pkey, files_at_lookup, true, c.func_name, *t, k.binary);
+      }
       // --no-cache traces every call but keeps one entry per variant, so that the output and
       // the variant figures are the same as a cached run's (SPEC §1).
       if (const CachedKernel *existing = binary_cache_.get(c.cache_key)) {
@@ -485,7 +721,20 @@ private:
   const Manifest &manifest_;
   const std::vector<python::Module> &modules_;
   const ResolvedTarget &target_;
+  PersistentCache *persistent_;
   trace::Tracer tracer_;
+  /// Files registered while the registry, then the modules, were loaded: [begin, end).
+  FileId registry_files_begin_ = 0, registry_files_end_ = 0;
+  FileId module_files_begin_ = 0, module_files_end_ = 0;
+  std::map<FileId, std::string> digests_;
+  std::optional<std::vector<KeyFile>> external_files_;
+  /// External calls the persistent cache missed, by per-run key: their persistent key and the
+  /// file count at the lookup, until their BIR is compiled and stored.
+  std::map<std::string, std::pair<PersistentKey, std::size_t>> pending_stores_;
+  /// The BIR kernels of persistent hits of external calls, by per-run key, until used.
+  std::map<std::string, std::string> persistent_bir_;
+  /// Thread CPU seconds of each persistent key and lookup, for the -vv figures.
+  std::vector<double> key_seconds_, lookup_seconds_;
   Registry registry_;
   std::map<std::string, std::unique_ptr<python::Module>> registry_modules_;
   std::map<std::string, FileId> registry_files_; ///< every registry kernel file read, by path
@@ -537,7 +786,18 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
   if (options.emit == EmitKind::Ast)
     return DriverOutput{dump_sources(*modules, sources), false, files_read(*manifest, sources)};
 
-  Pipeline pipeline(options, sources, diags, *manifest, *modules, *target);
+  // The persistent cache stands behind the per-run caches; --no-cache turns it off with them,
+  // and the IR text is not in its entries.
+  std::unique_ptr<PersistentCache> persistent;
+  if (options.cache.enabled() && options.use_cache && options.emit != EmitKind::Ir) {
+    std::string why;
+    persistent = PersistentCache::open(options.cache, why);
+    if (!persistent) {
+      diags.error({}, why, "remote-cache");
+      return std::nullopt;
+    }
+  }
+  Pipeline pipeline(options, sources, diags, *manifest, *modules, *target, persistent.get());
   {
     // Stage: every call traced; specializations and internal kernel variants traced once.
     StageTimer timer(options, "trace");
@@ -545,6 +805,8 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
       return std::nullopt;
   }
   std::vector<std::string> deps = files_read(*manifest, sources, &pipeline.registry());
+  if (persistent)
+    persistent->flush();
   StageTimer timer(options, "emit");
   switch (options.emit) {
   case EmitKind::Manifest:
@@ -583,8 +845,16 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
   }
   case EmitKind::Stats: {
     std::vector<SpecializationFigures> figures = pipeline.specialization_figures();
-    std::string text = options.stats_json ? cache_statistics_json(pipeline.binary_cache(), figures)
-                                          : cache_statistics_text(pipeline.binary_cache(), figures);
+    // The seed's report stays the seed's; the persistent cache's figures follow in their own
+    // section when a persistent cache was used.
+    std::optional<PyConstant> section;
+    if (persistent)
+      section = persistent_cache_figures_value(persistent->figures());
+    std::string text = options.stats_json
+                           ? cache_statistics_json(pipeline.binary_cache(), figures, section ? &*section : nullptr)
+                           : cache_statistics_text(pipeline.binary_cache(), figures);
+    if (persistent && !options.stats_json)
+      text += persistent_cache_figures_text(persistent->figures());
     return DriverOutput{std::move(text), false, std::move(deps)};
   }
   }
@@ -651,6 +921,66 @@ std::optional<DriverOutput> run_decode_config(const std::string &input, SourceMa
   return DriverOutput{std::move(*decoded), false, std::move(deps)};
 }
 
+namespace {
+
+/// A component's value on one line of `--explain` text.
+std::string one_line(std::string_view value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
+  }
+  return out;
+}
+
+/// `nkicc key --explain`: the persistent key of every call, component by component.
+std::optional<DriverOutput> explain_keys(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags,
+                                         const Manifest &manifest, const ResolvedTarget &target) {
+  auto modules = parse_sources(manifest, sources, diags);
+  if (!modules || !resolve_kernels(manifest, *modules, sources, diags))
+    return std::nullopt;
+  Pipeline pipeline(options, sources, diags, manifest, *modules, target);
+  if (!pipeline.load_registry() || !pipeline.load_modules())
+    return std::nullopt;
+  std::string text;
+  std::vector<PyConstant> calls;
+  for (const Call &call : manifest.calls) {
+    auto key = pipeline.persistent_key(call);
+    if (!key)
+      continue;
+    std::string_view kind = call.is_external() ? "kernel" : "internal";
+    if (options.key_json) {
+      using E = std::vector<std::pair<std::string, PyConstant>>;
+      std::vector<PyConstant> components;
+      for (const KeyComponent &c : key->components)
+        components.push_back(PyConstant::make_dict(E{{"name", PyConstant::str(c.name)},
+                                                     {"value", PyConstant::str(c.value)},
+                                                     {"digest", PyConstant::str(c.digest)}}));
+      calls.push_back(PyConstant::make_dict(
+          E{{"call", PyConstant::integer(static_cast<std::int64_t>(call.index))},
+            {"kind", PyConstant::str(call.is_external() ? "external" : "internal")},
+            {"kernel", PyConstant::str(key->kernel)},
+            {"key", PyConstant::str(key->key)},
+            {"components", PyConstant::list(std::move(components))}}));
+      continue;
+    }
+    if (!text.empty())
+      text += '\n';
+    text += fmt::format("call {}: {} {}\n  persistent key: {}\n", call.index, kind, key->kernel, key->key);
+    for (const KeyComponent &c : key->components)
+      text += fmt::format("  {}: {}  {}\n", c.name, c.digest, one_line(c.value));
+  }
+  if (diags.has_errors())
+    return std::nullopt;
+  if (options.key_json)
+    text = to_pretty_json(PyConstant::make_dict({{"calls", PyConstant::list(std::move(calls))}})) + "\n";
+  return DriverOutput{std::move(text), false, files_read(manifest, sources, &pipeline.registry())};
+}
+
+} // namespace
+
 std::optional<DriverOutput> run_key(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags) {
   auto manifest = load(options, sources, diags);
   if (!manifest)
@@ -658,6 +988,8 @@ std::optional<DriverOutput> run_key(const DriverOptions &options, SourceManager 
   auto target = target_for(options, *manifest, diags);
   if (!target)
     return std::nullopt;
+  if (options.explain_keys)
+    return explain_keys(options, sources, diags, *manifest, *target);
   std::string out;
   for (const Call &call : manifest->calls) {
     if (!out.empty())

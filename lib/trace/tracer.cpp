@@ -252,7 +252,11 @@ struct Tracer::Impl {
       }
     }
     ++cache.misses;
-    auto result = run(call, e, *kernel, names);
+    std::unique_ptr<KernelTrace> result;
+    if (options.find_specialization)
+      result = options.find_specialization(call, key_text);
+    if (!result)
+      result = run(call, e, *kernel, names);
     if (!result)
       return nullptr;
     result->specialization_key = key_text;

@@ -1,5 +1,7 @@
 #include "cli.h"
 
+#include "cache_cli.h"
+
 #include "nkicc/driver/driver.h"
 #include "nkicc/support/file_io.h"
 #include "nkicc/version.h"
@@ -224,6 +226,11 @@ int run_checked(int argc, char **argv) {
   simulate->add_option("-o,--output", sim_request.output_dir, "Folder for the outputs, OUTDIR/callN.NAME.npy")
       ->required();
 
+  CacheCliOptions cache_cli;
+  add_trace_cache_options(*trace, cache_cli);
+  add_key_cache_options(*key, cache_cli);
+  add_cache_subcommand(app, cache_cli);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -241,6 +248,10 @@ int run_checked(int argc, char **argv) {
   }
 
   setup_logging(g);
+  if (auto rc = run_cache_subcommand(cache_cli))
+    return *rc;
+  if (auto rc = apply_cache_options(cache_cli, options, trace->parsed()))
+    return *rc;
   bool color = use_color(g.color);
   options.target = target_inputs(g);
   std::map<std::string, EmitKind> emit_kinds = {{"manifest", EmitKind::Manifest},

@@ -2,6 +2,7 @@
 // DriverOptions; everything after that lives here and reports through the DiagnosticEngine.
 #pragma once
 
+#include "nkicc/cache/persistent_cache.h"
 #include "nkicc/support/diagnostics.h"
 #include "nkicc/target/target.h"
 
@@ -45,6 +46,15 @@ struct DriverOptions {
   std::function<void(const std::string &)> print_handler;
   /// Told each stage's wall time as it ends (mold's per-pass timers); the tool logs it at debug.
   std::function<void(std::string_view stage, double milliseconds)> stage_timer;
+  /// The persistent cache (issue 14): off unless a folder or a remote is named. `--no-cache`
+  /// turns it off too, and `--emit=ir` never uses it (an entry holds BIR, not the IR).
+  PersistentCacheOptions cache;
+  /// Explain each persistent-cache miss in the info log (it reads the entries of the kernel's
+  /// names index, so it is done only when someone reads the log).
+  bool explain_misses = false;
+  /// `nkicc key --explain`: every persistent key component and its digest; `key_json` as JSON.
+  bool explain_keys = false;
+  bool key_json = false;
   /// Where large text outputs (`--emit=ir|hlo|stablehlo`) are written as they are produced,
   /// instead of being returned whole; null returns them in DriverOutput::bytes.
   TextSink *text_output = nullptr;
@@ -86,7 +96,9 @@ std::optional<DriverOutput> run_simulate(const DriverOptions &options, const Sim
                                          SourceManager &sources, DiagnosticEngine &diags);
 
 /// `nkicc key`: per call, the cache key components and SHA-256 key (internal calls) or the
-/// specialization key as far as it is known before tracing (external calls).
+/// specialization key as far as it is known before tracing (external calls). With
+/// `explain_keys`, each call's persistent key, component by component: the sources are parsed
+/// and their module-level code run (imports are files the key depends on), nothing is traced.
 std::optional<DriverOutput> run_key(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags);
 
 } // namespace nkicc

@@ -17,11 +17,19 @@
 
 namespace nkicc::trace {
 
+struct KernelTrace;
+
 struct TraceOptions {
   std::uint64_t max_instructions = 10'000'000; ///< --max-instructions
   bool use_cache = true;                       ///< --no-cache turns the specialization cache off
   /// Where `print()` in a kernel goes (the tool logs it at info level).
   std::function<void(const std::string &)> print_handler;
+  /// A cache behind the specialization cache (the persistent cache, issue 14): asked on each
+  /// specialization miss, with the key's Python repr, before the kernel is traced; a result it
+  /// returns stands for the trace (and fills the specialization cache as a trace would, so the
+  /// per-run figures stay the seed's). Empty: every miss is traced.
+  std::function<std::unique_ptr<KernelTrace>(const Call &call, const std::string &specialization_key)>
+      find_specialization;
 };
 
 /// One returned tensor: its name, shape and dtype (backend_config's kernel_return).
