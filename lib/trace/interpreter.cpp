@@ -763,9 +763,9 @@ Value Evaluator::eval_subscript_key(const Expr &slice) {
   // their tuple and slice records come from spares that recycle_subscript_key() returns.
   if (slice.kind == ExprKind::Slice) {
     const auto &s = slice.as<SliceExpr>();
-    std::shared_ptr<SliceData> data;
+    Ref<SliceData> data;
     if (in_.spare_slices_.empty()) {
-      data = std::make_shared<SliceData>();
+      data = make_ref<SliceData>();
     } else {
       data = std::move(in_.spare_slices_.back());
       in_.spare_slices_.pop_back();
@@ -776,15 +776,12 @@ Value Evaluator::eval_subscript_key(const Expr &slice) {
       data->upper = eval(*s.upper);
     if (s.step)
       data->step = eval(*s.step);
-    Value out;
-    out.kind = Value::Kind::Slice;
-    out.heap = std::move(data);
-    return out;
+    return Value::from_heap(Value::Kind::Slice, std::move(data));
   }
   if (slice.kind == ExprKind::Tuple) {
-    std::shared_ptr<SeqData> data;
+    Ref<SeqData> data;
     if (in_.spare_tuples_.empty()) {
-      data = std::make_shared<SeqData>();
+      data = make_ref<SeqData>();
     } else {
       data = std::move(in_.spare_tuples_.back());
       in_.spare_tuples_.pop_back();
@@ -792,10 +789,7 @@ Value Evaluator::eval_subscript_key(const Expr &slice) {
     data->items.reserve(slice.as<TupleExpr>().elts.size());
     for (const Expr *x : slice.as<TupleExpr>().elts)
       data->items.push_back(eval_subscript_key(*x));
-    Value out;
-    out.kind = Value::Kind::Tuple;
-    out.heap = std::move(data);
-    return out;
+    return Value::from_heap(Value::Kind::Tuple, std::move(data));
   }
   return eval(slice);
 }
@@ -803,12 +797,13 @@ Value Evaluator::eval_subscript_key(const Expr &slice) {
 void Evaluator::recycle_subscript_key(Value &key) {
   // Only records nothing else holds: the object indexed may have kept the key.
   constexpr std::size_t kMaxSpares = 64;
-  if (!key.heap || key.heap.use_count() != 1)
+  if (key.use_count() != 1)
     return;
   auto recycle_slice = [this](Value &v) {
-    if (v.kind != Value::Kind::Slice || v.heap.use_count() != 1 || in_.spare_slices_.size() >= kMaxSpares)
+    if (v.kind != Value::Kind::Slice || v.use_count() != 1 || in_.spare_slices_.size() >= kMaxSpares)
       return;
-    auto data = std::static_pointer_cast<SliceData>(std::move(v.heap));
+    Ref<SliceData> data(&v.slice_data());
+    v = Value();
     data->lower = Value();
     data->upper = Value();
     data->step = Value();
@@ -820,7 +815,8 @@ void Evaluator::recycle_subscript_key(Value &key) {
   }
   if (key.kind != Value::Kind::Tuple || in_.spare_tuples_.size() >= kMaxSpares)
     return;
-  auto data = std::static_pointer_cast<SeqData>(std::move(key.heap));
+  Ref<SeqData> data(&key.seq());
+  key = Value();
   for (Value &item : data->items)
     recycle_slice(item);
   data->items.clear();
@@ -1308,7 +1304,7 @@ Value Evaluator::call_function(FunctionObject &fn, CallArgs &args) {
         auto *f = e.value.as<FunctionObject>();
         if (!f || f->closure.get() != scope.get())
           continue;
-        if (e.value.heap.use_count() != 1)
+        if (e.value.use_count() != 1)
           return;
         ++closures;
       }
@@ -1875,7 +1871,7 @@ void Evaluator::exec_import(const ImportStmt &s) {
           pm->globals().set(part, Value::object(child));
       } else {
         std::optional<Value> existing = pm ? pm->get_attr(in_, part) : std::nullopt;
-        child = existing && existing->object() ? std::static_pointer_cast<Object>(existing->heap)
+        child = existing && existing->object() ? existing->object()->shared_self()
                                                : std::make_shared<OpaqueObject>(prefix);
       }
       parent = child;

@@ -635,7 +635,7 @@ static bool is_same(const Value &a, const Value &b) {
   case K::Float:
     return a.f == b.f || (std::isnan(a.f) && std::isnan(b.f));
   default:
-    return a.heap == b.heap;
+    return a.same_heap(b);
   }
 }
 
@@ -719,9 +719,9 @@ Value Interpreter::compare(CmpOpKind op, const Value &l, const Value &r, SourceL
       if (result)
         return std::move(*result);
       if (op == CmpOpKind::Eq)
-        return Value::boolean(l.heap == r.heap && l.kind == r.kind);
+        return Value::boolean(l.same_heap(r));
       if (op == CmpOpKind::NotEq)
-        return Value::boolean(!(l.heap == r.heap && l.kind == r.kind));
+        return Value::boolean(!l.same_heap(r));
       order(*this, op, l, r); // raises the TypeError
     }
     if (op == CmpOpKind::Eq || op == CmpOpKind::NotEq) {

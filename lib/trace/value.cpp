@@ -10,63 +10,85 @@
 namespace nkicc::trace {
 
 Value Value::str(std::string v) {
-  Value out;
-  out.kind = Kind::Str;
-  auto data = std::make_shared<StrData>();
+  auto data = make_ref<StrData>();
   data->text = std::move(v);
-  out.heap = std::move(data);
-  return out;
+  return from_heap(Kind::Str, std::move(data));
 }
 Value Value::tuple(std::vector<Value> items) {
-  Value out;
-  out.kind = Kind::Tuple;
-  auto data = std::make_shared<SeqData>();
+  auto data = make_ref<SeqData>();
   data->items = std::move(items);
-  out.heap = std::move(data);
-  return out;
+  return from_heap(Kind::Tuple, std::move(data));
 }
 Value Value::list(std::vector<Value> items) {
-  Value out = tuple(std::move(items));
-  out.kind = Kind::List;
-  return out;
+  auto data = make_ref<SeqData>();
+  data->items = std::move(items);
+  return from_heap(Kind::List, std::move(data));
 }
 Value Value::dict(std::vector<std::pair<Value, Value>> entries) {
-  Value out;
-  out.kind = Kind::Dict;
-  auto data = std::make_shared<DictData>();
+  auto data = make_ref<DictData>();
   data->entries = std::move(entries);
-  out.heap = std::move(data);
-  return out;
+  return from_heap(Kind::Dict, std::move(data));
 }
 Value Value::slice(Value lower, Value upper, Value step) {
-  Value out;
-  out.kind = Kind::Slice;
-  auto data = std::make_shared<SliceData>();
+  auto data = make_ref<SliceData>();
   data->lower = std::move(lower);
   data->upper = std::move(upper);
   data->step = std::move(step);
-  out.heap = std::move(data);
-  return out;
+  return from_heap(Kind::Slice, std::move(data));
 }
 Value Value::object(std::shared_ptr<Object> obj) {
+  Object *raw = obj.get();
+  if (raw->ref_count() == 0)
+    raw->anchor_ = std::move(obj);
+  return object(Ref<Object>(raw));
+}
+Value Value::object(Ref<Object> obj) {
   Value out;
   out.kind = Kind::Object;
-  out.heap = std::move(obj);
+  out.ptr_ = obj.release_ownership();
   return out;
 }
 
-const std::string &Value::str_text() const { return static_cast<StrData *>(heap.get())->text; }
-SeqData &Value::seq() const { return *static_cast<SeqData *>(heap.get()); }
-DictData &Value::dict_data() const { return *static_cast<DictData *>(heap.get()); }
-SliceData &Value::slice_data() const { return *static_cast<SliceData *>(heap.get()); }
-Object *Value::object() const { return kind == Kind::Object ? static_cast<Object *>(heap.get()) : nullptr; }
+const std::string &Value::str_text() const { return static_cast<StrData *>(ptr_)->text; }
+SeqData &Value::seq() const { return *static_cast<SeqData *>(ptr_); }
+DictData &Value::dict_data() const { return *static_cast<DictData *>(ptr_); }
+SliceData &Value::slice_data() const { return *static_cast<SliceData *>(ptr_); }
+Object *Value::object() const { return kind == Kind::Object ? static_cast<Object *>(ptr_) : nullptr; }
+
+std::shared_ptr<Object> Object::shared_self() {
+  if (!anchor_)
+    anchor_ = std::shared_ptr<Object>(this, [](Object *o) { delete o; });
+  return anchor_;
+}
+void Object::last_release() {
+  if (!anchor_) {
+    delete this;
+    return;
+  }
+  // Dropping the shared ownership may destroy this object: nothing may touch it afterwards.
+  std::shared_ptr<Object> keep = std::move(anchor_);
+}
 
 // A kernel may build a list nested a million deep (`a = [a]` in a loop); destroying it
 // recursively would overflow the C++ stack, so nested containers are released from a worklist.
 namespace {
-thread_local std::vector<std::shared_ptr<HeapData>> *g_release_list = nullptr;
+thread_local std::vector<HeapData *> *g_release_list = nullptr;
 /// The worklist's storage, kept between releases so that destroying a tuple does not allocate.
-thread_local std::vector<std::shared_ptr<HeapData>> g_release_storage;
+thread_local std::vector<HeapData *> g_release_storage;
+
+/// Releases `v`; when it is the last reference to a container, the container's destruction is
+/// deferred to the worklist.
+void defer_release(std::vector<HeapData *> &out, Value &v) {
+  HeapData *p = v.heap_data();
+  if (!p)
+    return;
+  if (p->ref_count() == 1) {
+    out.push_back(p); // the worklist now owns this reference
+    ::new (&v) Value();
+  } else {
+    v = Value();
+  }
+}
 
 template <class F> void release_children(F &&collect) {
   bool owner = g_release_list == nullptr;
@@ -74,14 +96,14 @@ template <class F> void release_children(F &&collect) {
     g_release_list = &g_release_storage;
   collect(*g_release_list);
   if (owner) {
-    std::vector<std::shared_ptr<HeapData>> &local = g_release_storage;
+    std::vector<HeapData *> &local = g_release_storage;
     while (!local.empty()) {
-      std::shared_ptr<HeapData> item = std::move(local.back());
+      HeapData *item = local.back();
       local.pop_back();
-      item.reset();
+      item->release();
     }
     if (local.capacity() > 4096) // after a huge nested container, give the memory back
-      std::vector<std::shared_ptr<HeapData>>().swap(local);
+      std::vector<HeapData *>().swap(local);
     g_release_list = nullptr;
   }
 }
@@ -90,21 +112,18 @@ template <class F> void release_children(F &&collect) {
 SeqData::~SeqData() {
   if (items.empty())
     return;
-  release_children([this](std::vector<std::shared_ptr<HeapData>> &out) {
+  release_children([this](std::vector<HeapData *> &out) {
     for (Value &v : items)
-      if (v.heap)
-        out.push_back(std::move(v.heap));
+      defer_release(out, v);
   });
 }
 DictData::~DictData() {
   if (entries.empty())
     return;
-  release_children([this](std::vector<std::shared_ptr<HeapData>> &out) {
+  release_children([this](std::vector<HeapData *> &out) {
     for (auto &[k, v] : entries) {
-      if (k.heap)
-        out.push_back(std::move(k.heap));
-      if (v.heap)
-        out.push_back(std::move(v.heap));
+      defer_release(out, k);
+      defer_release(out, v);
     }
   });
 }
@@ -241,11 +260,11 @@ void append_repr(std::string &out, const Value &v) {
   case Value::Kind::Tuple:
   case Value::Kind::List: {
     bool list = v.kind == Value::Kind::List;
-    if (list && in_repr(v.heap.get())) {
+    if (list && in_repr(v.heap_data())) {
       out += "[...]";
       return;
     }
-    ReprGuard guard(v.heap.get());
+    ReprGuard guard(v.heap_data());
     const auto &items = v.seq().items;
     out += list ? '[' : '(';
     for (std::size_t k = 0; k < items.size(); ++k) {
@@ -259,11 +278,11 @@ void append_repr(std::string &out, const Value &v) {
     return;
   }
   case Value::Kind::Dict: {
-    if (in_repr(v.heap.get())) {
+    if (in_repr(v.heap_data())) {
       out += "{...}";
       return;
     }
-    ReprGuard guard(v.heap.get());
+    ReprGuard guard(v.heap_data());
     out += '{';
     bool first = true;
     for (const auto &[key, value] : v.dict_data().entries) {
@@ -331,10 +350,10 @@ bool values_equal(const Value &a, const Value &b) {
   case Value::Kind::Ellipsis:
     return true;
   case Value::Kind::Str:
-    return a.heap == b.heap || a.str_text() == b.str_text();
+    return a.same_heap(b) || a.str_text() == b.str_text();
   case Value::Kind::Tuple:
   case Value::Kind::List: {
-    if (a.heap == b.heap)
+    if (a.same_heap(b))
       return true;
     const auto &x = a.seq().items, &y = b.seq().items;
     if (x.size() != y.size())
@@ -360,7 +379,7 @@ bool values_equal(const Value &a, const Value &b) {
     return values_equal(x.lower, y.lower) && values_equal(x.upper, y.upper) && values_equal(x.step, y.step);
   }
   default:
-    return a.heap == b.heap;
+    return a.same_heap(b);
   }
 }
 
