@@ -199,7 +199,17 @@ public:
         std::string best = closest_match(c.internal, registry_.names());
         if (!best.empty())
           message += fmt::format("; did you mean '{}'?", best);
-        diags_.error(c.internal_loc, std::move(message), "registry");
+        Diagnostic &d = diags_.error(c.internal_loc, std::move(message), "registry");
+        // A kernel of the project's own registry is most often missing because its folder was
+        // not given: say which registries were read.
+        std::vector<std::string> read;
+        for (const std::string &f : registry_.files())
+          read.push_back(quote_for_message(f, 256));
+        Diagnostic note;
+        note.severity = Severity::Note;
+        note.message = fmt::format("the registries read: {}; -I DIR adds the registry.json of a folder",
+                                   fmt::join(read, ", "));
+        d.notes.push_back(std::move(note));
         ok = false;
         continue;
       }
