@@ -44,3 +44,12 @@ with tempfile.TemporaryDirectory() as probe:
 # A device whose writes fail with ENOSPC, for output errors part way through.
 if os.path.exists("/dev/full"):
     config.available_features.add("dev-full")
+# make, for the depfile test that runs a Makefile.
+import shutil
+if shutil.which("make"):
+    config.available_features.add("make")
+# Debian's python3-jsonschema, for the test of share/nkicc's JSON Schemas (scripts/bootstrap.sh installs it).
+import subprocess
+if os.path.exists(config.python) and subprocess.run([config.python, "-c", "import jsonschema"],
+                                                    capture_output=True).returncode == 0:
+    config.available_features.add("jsonschema")

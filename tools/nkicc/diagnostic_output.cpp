@@ -73,7 +73,7 @@ std::string sarif_location(const Diagnostic &d, const SourceManager &sources) {
   }
   std::string out = "{\"physicalLocation\": {\"artifactLocation\": {\"uri\": ";
   append_json_string(out, uri, false);
-  out += "}" + region + "}";
+  out += "}" + region + "}}";
   return out;
 }
 

@@ -84,22 +84,26 @@ void deliver(const DriverOutput &out, const OutputOptions &options, const std::s
   }
   // The depfile is written first and made visible just before the output, so that on stdout
   // (which cannot be taken back) a depfile failure comes before any byte of the result.
-  AtomicOutput depfile(has_depfile ? options.depfile : std::string());
+  std::optional<AtomicOutput> depfile;
   std::string depfile_error;
-  if (has_depfile && !depfile.write(depfile_for(out, options, main_input), depfile_error)) {
-    file.discard();
-    depfile.discard();
-    diags.io_error(options.depfile, "cannot write depfile: " + depfile_error);
-    return;
+  if (has_depfile) {
+    depfile.emplace(options.depfile);
+    if (!depfile->write(depfile_for(out, options, main_input), depfile_error)) {
+      file.discard();
+      depfile->discard();
+      diags.io_error(options.depfile, "cannot write depfile: " + depfile_error);
+      return;
+    }
   }
   bool ok = out.streamed ? sink.flush() : file.write(out.bytes, write_error);
   if (!ok) {
     file.discard();
-    depfile.discard();
+    if (depfile)
+      depfile->discard();
     diags.io_error(shown, "cannot write output: " + write_error);
     return;
   }
-  if (has_depfile && !depfile.commit(depfile_error)) {
+  if (depfile && !depfile->commit(depfile_error)) {
     file.discard();
     diags.io_error(options.depfile, "cannot write depfile: " + depfile_error);
     return;
