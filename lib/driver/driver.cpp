@@ -1,6 +1,7 @@
 #include "nkicc/driver/driver.h"
 
 #include "nkicc/bir/bir.h"
+#include "nkicc/driver/summary.h"
 #include "nkicc/cache/binary_cache.h"
 #include "nkicc/cache/cache_key.h"
 #include "nkicc/cache/persistent_cache.h"
@@ -48,8 +49,19 @@ private:
   std::chrono::steady_clock::time_point start_;
 };
 
-/// Reads the description file and checks it (SPEC §2).
+/// Whether a SourceManager name is a file on disk, not standard input or the command line.
+bool names_a_file(std::string_view name) { return name != "<stdin>" && name != kCommandLineDescription; }
+
+/// Reads the description file, or the one the command line built, and checks it (SPEC §2).
 std::optional<Manifest> load(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags) {
+  if (options.description_text) {
+    // The kernel-file quick path: the description names the kernel file relative to the
+    // current folder, and the module is named after the kernel file.
+    FileId file = sources.add_buffer(std::string(kCommandLineDescription), *options.description_text);
+    ManifestLoadOptions load_options;
+    load_options.default_name = file_stem(options.input);
+    return load_manifest(sources, file, load_options, diags);
+  }
   std::string why;
   auto text = read_file(options.input, why);
   if (!text) {
@@ -140,7 +152,7 @@ std::string dump_sources(const std::vector<python::Module> &modules, const Sourc
 std::vector<std::string> files_read(const Manifest &manifest, const SourceManager &sources,
                                     const Registry *registry = nullptr) {
   std::vector<std::string> files;
-  if (sources.name(manifest.file) != "<stdin>")
+  if (names_a_file(sources.name(manifest.file)))
     files.emplace_back(sources.name(manifest.file));
   for (const KernelSource &s : manifest.sources)
     if (!s.path.empty())
@@ -198,7 +210,17 @@ public:
         std::string best = closest_match(c.internal, registry_.names());
         if (!best.empty())
           message += fmt::format("; did you mean '{}'?", best);
-        diags_.error(c.internal_loc, std::move(message), "registry");
+        Diagnostic &d = diags_.error(c.internal_loc, std::move(message), "registry");
+        // A kernel of the project's own registry is most often missing because its folder was
+        // not given: say which registries were read.
+        std::vector<std::string> read;
+        for (const std::string &f : registry_.files())
+          read.push_back(quote_for_message(f, 256));
+        Diagnostic note;
+        note.severity = Severity::Note;
+        note.message = fmt::format("the registries read: {}; -I DIR adds the registry.json of a folder",
+                                   fmt::join(read, ", "));
+        d.notes.push_back(std::move(note));
         ok = false;
         continue;
       }
@@ -273,12 +295,14 @@ public:
   void write_ir(TextSink &out) const {
     for (const Call &call : manifest_.calls) {
       const CompiledCall &c = calls_[call.index];
+      if (!options_.text.calls.accepts(call.index, c.func_name))
+        continue;
       // External calls show their specialization key, internal calls their binary-cache key.
       if (call.is_external())
         out.text += fmt::format("# call {}: {} {}\n", call.index, c.func_name, c.trace->specialization_key);
       else
         out.text += fmt::format("# call {}: internal {} key {}\n", call.index, c.func_name, c.cache_key);
-      ir::print_function(out, c.trace->function, sources_);
+      ir::print_function(out, c.trace->function, sources_, options_.text);
       out.flush_if_large();
     }
   }
@@ -340,6 +364,35 @@ public:
       out.push_back(std::move(h));
     }
     return out;
+  }
+
+  /// `--emit=summary`: the figures of every call the filter lets through; a call whose kernel
+  /// an earlier shown call already uses refers to it.
+  std::string summary() const {
+    std::vector<CallSummary> out;
+    std::map<const ir::Function *, std::size_t> first_call;
+    for (const Call &call : manifest_.calls) {
+      const CompiledCall &c = calls_[call.index];
+      if (!options_.text.calls.accepts(call.index, c.func_name))
+        continue;
+      CallSummary s;
+      s.index = call.index;
+      s.external = call.is_external();
+      s.func_name = c.func_name;
+      if (call.is_external()) {
+        s.grid = call.external().grid;
+        s.nc = call.external().nc;
+      }
+      s.function = &c.trace->function;
+      auto [it, fresh] = first_call.emplace(s.function, call.index);
+      if (fresh)
+        s.figures = summarize_kernel(*s.function, *target_.info);
+      else
+        s.same_as = it->second;
+      out.push_back(std::move(s));
+    }
+    return options_.stats_json ? summary_json(out, sources_, options_.text)
+                               : summary_text(out, sources_, options_.text);
   }
 
   std::vector<SpecializationFigures> specialization_figures() const {
@@ -562,6 +615,7 @@ private:
     case EmitKind::Ast:
     case EmitKind::Ir:
     case EmitKind::Stats:
+    case EmitKind::Summary:
       break;
     }
     return {};
@@ -822,7 +876,7 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
   case EmitKind::BirText: {
     std::string blob = pipeline.bir_module();
     std::string error;
-    auto text = bir::module_to_text(blob, error);
+    auto text = bir::module_to_text(blob, error, options.text);
     if (!text) {
       diags.internal_error("the BIR module nkicc wrote does not read back: " + error);
       return std::nullopt;
@@ -857,12 +911,15 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
       text += persistent_cache_figures_text(persistent->figures());
     return DriverOutput{std::move(text), false, std::move(deps)};
   }
+  case EmitKind::Summary:
+    return DriverOutput{pipeline.summary(), false, std::move(deps)};
   }
   diags.internal_error("unhandled --emit stage");
   return std::nullopt;
 }
 
-std::optional<DriverOutput> run_dis(const std::string &input, SourceManager &sources, DiagnosticEngine &diags) {
+std::optional<DriverOutput> run_dis(const std::string &input, const TextOptions &text_options, SourceManager &sources,
+                                    DiagnosticEngine &diags) {
   std::string why;
   std::string shown = input == "-" ? "<stdin>" : input;
   auto blob = read_file(input, why);
@@ -873,7 +930,7 @@ std::optional<DriverOutput> run_dis(const std::string &input, SourceManager &sou
   // Registered so that `-o` can never overwrite the input it disassembles.
   FileId file = sources.add_buffer(shown, std::move(*blob));
   std::string error;
-  auto text = bir::module_to_text(sources.contents(file), error);
+  auto text = bir::module_to_text(sources.contents(file), error, text_options);
   if (!text) {
     Diagnostic d;
     d.path = shown;
@@ -888,8 +945,8 @@ std::optional<DriverOutput> run_dis(const std::string &input, SourceManager &sou
   return DriverOutput{std::move(*text), false, std::move(deps)};
 }
 
-std::optional<DriverOutput> run_decode_config(const std::string &input, SourceManager &sources,
-                                              DiagnosticEngine &diags) {
+std::optional<DriverOutput> run_decode_config(const std::string &input, const TextOptions &text_options,
+                                              SourceManager &sources, DiagnosticEngine &diags) {
   // `@FILE` reads the base64 text from a file ("@-": standard input).
   std::string text = input;
   std::vector<std::string> deps;
@@ -909,7 +966,7 @@ std::optional<DriverOutput> run_decode_config(const std::string &input, SourceMa
   }
   sources.add_buffer(shown, text);
   std::string error;
-  auto decoded = hlo::decode_config(text, error);
+  auto decoded = hlo::decode_config(text, error, text_options);
   if (!decoded) {
     Diagnostic d;
     d.path = shown;
@@ -935,18 +992,17 @@ std::string one_line(std::string_view value) {
   return out;
 }
 
-/// `nkicc key --explain`: the persistent key of every call, component by component.
+/// `key --explain`: the persistent key of each call, component by component; the registry is
+/// already loaded.
 std::optional<DriverOutput> explain_keys(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags,
-                                         const Manifest &manifest, const ResolvedTarget &target) {
-  auto modules = parse_sources(manifest, sources, diags);
-  if (!modules || !resolve_kernels(manifest, *modules, sources, diags))
-    return std::nullopt;
-  Pipeline pipeline(options, sources, diags, manifest, *modules, target);
-  if (!pipeline.load_registry() || !pipeline.load_modules())
+                                         const Manifest &manifest, Pipeline &pipeline) {
+  if (!pipeline.load_modules())
     return std::nullopt;
   std::string text;
   std::vector<PyConstant> calls;
   for (const Call &call : manifest.calls) {
+    if (!options.text.calls.accepts(call.index, call.is_external() ? call.external().kernel : call.internal().internal))
+      continue;
     auto key = pipeline.persistent_key(call);
     if (!key)
       continue;
@@ -988,10 +1044,21 @@ std::optional<DriverOutput> run_key(const DriverOptions &options, SourceManager 
   auto target = target_for(options, *manifest, diags);
   if (!target)
     return std::nullopt;
+  // The description is checked exactly as `trace` checks it before tracing (every source
+  // parses, every call names a kernel that exists), so that no key is printed for a call that
+  // `trace` would reject.
+  auto modules = parse_sources(*manifest, sources, diags);
+  if (!modules || !resolve_kernels(*manifest, *modules, sources, diags))
+    return std::nullopt;
+  Pipeline pipeline(options, sources, diags, *manifest, *modules, *target);
+  if (!pipeline.load_registry())
+    return std::nullopt;
   if (options.explain_keys)
-    return explain_keys(options, sources, diags, *manifest, *target);
+    return explain_keys(options, sources, diags, *manifest, pipeline);
   std::string out;
   for (const Call &call : manifest->calls) {
+    if (!options.text.calls.accepts(call.index, call.is_external() ? call.external().kernel : call.internal().internal))
+      continue;
     if (!out.empty())
       out += '\n';
     if (call.is_external()) {
@@ -1009,7 +1076,65 @@ std::optional<DriverOutput> run_key(const DriverOptions &options, SourceManager 
   }
   if (diags.has_errors())
     return std::nullopt;
-  return DriverOutput{std::move(out), false, files_read(*manifest, sources)};
+  return DriverOutput{std::move(out), false, files_read(*manifest, sources, &pipeline.registry())};
+}
+
+std::optional<DriverOutput> run_decode_hlo(const std::string &path, const TextOptions &text_options,
+                                           SourceManager &sources, DiagnosticEngine &diags) {
+  std::string shown = path == "-" ? "<stdin>" : path;
+  std::string why;
+  auto content = read_file(path, why);
+  if (!content) {
+    diags.io_error(shown, "cannot read HLO module: " + why);
+    return std::nullopt;
+  }
+  FileId file = sources.add_buffer(shown, std::move(*content));
+  std::string_view text = sources.contents(file);
+  std::vector<hlo::CustomCallSite> sites = hlo::find_custom_calls(text);
+  if (sites.empty()) {
+    Diagnostic d;
+    d.path = shown;
+    d.message = "no custom-call found: expected an HLO module (custom-call instructions) or a StableHLO module "
+                "(stablehlo.custom_call ops)";
+    d.id = "backend-config";
+    diags.report(std::move(d));
+    return std::nullopt;
+  }
+  std::string out;
+  for (std::size_t i = 0; i < sites.size(); ++i) {
+    const hlo::CustomCallSite &site = sites[i];
+    if (text_options.calls.index && *text_options.calls.index != i)
+      continue;
+    std::string header = fmt::format("# custom-call {}:", i);
+    if (!site.name.empty())
+      header += " " + escape_for_message(site.name, 256);
+    header += " target=" + escape_for_message(site.target, 256);
+    if (!hlo::is_nki_custom_call_target(site.target) || !site.has_config) {
+      // Another backend's custom-call: named, so that the indices stay the module's, and skipped.
+      if (text_options.calls.kernel)
+        continue;
+      out += out.empty() ? "" : "\n";
+      out += header + (site.has_config ? " (not an NKI kernel call: skipped)\n" : " (no backend_config: skipped)\n");
+      continue;
+    }
+    std::string error, func_name;
+    auto decoded = hlo::decode_config(site.config, error, text_options, &func_name);
+    if (!decoded) {
+      diags.error({file, static_cast<std::uint32_t>(site.config_offset)},
+                  fmt::format("the backend_config of custom-call {} does not decode: {}", i, error), "backend-config");
+      continue;
+    }
+    if (!text_options.calls.accepts(i, func_name))
+      continue;
+    out += out.empty() ? "" : "\n";
+    out += header + " func_name=" + escape_for_message(func_name, 256) + "\n" + *decoded;
+  }
+  if (diags.has_errors())
+    return std::nullopt;
+  std::vector<std::string> deps;
+  if (path != "-")
+    deps.push_back(path);
+  return DriverOutput{std::move(out), false, std::move(deps)};
 }
 
 } // namespace nkicc

@@ -22,7 +22,8 @@
 // and `unallocated` for one never referenced; <ap> is `%<id>[[step, num], ...]` followed by
 // `+<offset>` when non-zero and `+<c>*pid<axis>` per non-zero grid term (`-` when negative);
 // <repr> is Python's repr of the attribute; `loop=` appears only inside a loop; a location is
-// printed only when the SourceManager holds its file. Empty dst/src lists are left out.
+// printed only when the SourceManager holds its file, and never with --source-locations=none.
+// Empty dst/src lists are left out.
 #include "nkicc/cache/py_repr.h"
 #include "nkicc/ir/kernel_ir.h"
 #include "nkicc/support/file_io.h"
@@ -64,10 +65,11 @@ std::string_view loop_text(LoopKind kind) {
   return "?";
 }
 
-void append_loc(std::string &out, SourceLoc loc, const SourceManager &sources) {
-  if (!loc.valid() || loc.file > sources.file_count())
+// `sources` is null when the text leaves locations out (--source-locations=none).
+void append_loc(std::string &out, SourceLoc loc, const SourceManager *sources) {
+  if (!sources || !loc.valid() || loc.file > sources->file_count())
     return;
-  LineCol lc = sources.line_col(loc);
+  LineCol lc = sources->line_col(loc);
   out += " @";
   append_int(out, lc.line);
   out += ':';
@@ -127,7 +129,7 @@ void append_names(std::string &out, std::string_view label, const std::vector<st
   out += '\n';
 }
 
-void append_tensor(std::string &out, TensorId id, const Tensor &t, const SourceManager &sources) {
+void append_tensor(std::string &out, TensorId id, const Tensor &t, const SourceManager *sources) {
   out += "    %";
   append_int(out, id);
   out += ' ';
@@ -204,7 +206,7 @@ void append_block_tensor(std::string &out, const BlockTensor &b, const SourceMan
 }
 
 void append_instruction(std::string &out, std::size_t index, const Function &fn, const Instruction &inst,
-                        const SourceManager &sources) {
+                        const SourceManager *sources) {
   out += "    ";
   append_int(out, static_cast<std::int64_t>(index));
   out += ": ";
@@ -229,7 +231,8 @@ void append_instruction(std::string &out, std::size_t index, const Function &fn,
 
 } // namespace
 
-void print_function(TextSink &sink, const Function &fn, const SourceManager &sources) {
+void print_function(TextSink &sink, const Function &fn, const SourceManager &sources, const TextOptions &options) {
+  const SourceManager *locations = options.source_locations ? &sources : nullptr;
   std::string &out = sink.text;
   if (!sink.streaming()) {
     // Tensor lines take about 100 bytes and instruction lines up to about 200: one generous
@@ -250,7 +253,7 @@ void print_function(TextSink &sink, const Function &fn, const SourceManager &sou
   append_int(out, static_cast<std::int64_t>(fn.tensors.size()));
   out += '\n';
   for (std::size_t i = 0; i < fn.tensors.size(); ++i) {
-    append_tensor(out, static_cast<TensorId>(i), fn.tensors[i], sources);
+    append_tensor(out, static_cast<TensorId>(i), fn.tensors[i], locations);
     sink.flush_if_large();
   }
   if (!fn.block_tensors.empty()) {
@@ -264,14 +267,14 @@ void print_function(TextSink &sink, const Function &fn, const SourceManager &sou
   append_int(out, static_cast<std::int64_t>(fn.instructions.size()));
   out += '\n';
   for (std::size_t i = 0; i < fn.instructions.size(); ++i) {
-    append_instruction(out, i, fn, fn.instructions[i], sources);
+    append_instruction(out, i, fn, fn.instructions[i], locations);
     sink.flush_if_large();
   }
 }
 
-std::string print_function(const Function &fn, const SourceManager &sources) {
+std::string print_function(const Function &fn, const SourceManager &sources, const TextOptions &options) {
   TextSink sink;
-  print_function(sink, fn, sources);
+  print_function(sink, fn, sources, options);
   return std::move(sink.text);
 }
 

@@ -141,6 +141,22 @@ bool Registry::load(const std::vector<std::string> &folders, SourceManager &sour
       entries_.push_back(std::move(e));
     }
   }
+  if (ok && files_.empty()) {
+    // Without this, every internal call would be "not in the registry", which sends the user
+    // looking for a typo in a kernel name when the registry itself is missing.
+    std::vector<std::string> looked;
+    for (const std::string &folder : folders)
+      looked.push_back(quote_for_message(folder, 256));
+    Diagnostic d;
+    d.error_class = ErrorClass::IO;
+    d.message = fmt::format("no internal-kernel registry found: no registry.json in {}{}",
+                            folders.empty() ? std::string("any folder") : fmt::format("{}", fmt::join(looked, ", ")),
+                            "; the installed one is share/nkicc/kernels beside the folder of the nkicc binary, and "
+                            "-I DIR adds a folder");
+    d.id = kId;
+    diags.report(std::move(d));
+    return false;
+  }
   return ok;
 }
 

@@ -63,3 +63,10 @@ try:
         config.available_features.add("tmpfs-mount")
 except (OSError, subprocess.SubprocessError):
     pass
+# make, for the depfile test that runs a Makefile.
+if shutil.which("make"):
+    config.available_features.add("make")
+# Debian's python3-jsonschema, for the test of share/nkicc's JSON Schemas (scripts/bootstrap.sh installs it).
+if os.path.exists(config.python) and subprocess.run([config.python, "-c", "import jsonschema"],
+                                                    capture_output=True).returncode == 0:
+    config.available_features.add("jsonschema")

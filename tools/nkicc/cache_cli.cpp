@@ -37,7 +37,7 @@ std::string folder_of(const CacheCliOptions &o) {
   return e ? e : "";
 }
 
-std::optional<std::uint64_t> max_size_of(const CacheCliOptions &o, int &rc) {
+std::optional<std::uint64_t> max_size_of(const CacheCliOptions &o, std::string &why) {
   std::string text = o.max_size;
   const char *source = "--cache-max-size";
   if (text.empty() && env("NKICC_CACHE_MAX_SIZE")) {
@@ -48,8 +48,7 @@ std::optional<std::uint64_t> max_size_of(const CacheCliOptions &o, int &rc) {
     return kDefaultCacheMaxSize;
   auto size = parse_cache_size(text);
   if (!size || *size < kCacheShards) {
-    rc = usage_error(fmt::format("{} '{}' is not a size: give bytes or a number with K, M, G or T (e.g. 5G)", source,
-                                 text));
+    why = fmt::format("{} '{}' is not a size: give bytes or a number with K, M, G or T (e.g. 5G)", source, text);
     return std::nullopt;
   }
   return size;
@@ -148,17 +147,17 @@ void add_cache_subcommand(CLI::App &app, CacheCliOptions &o) {
   common(o.trim, true);
 }
 
-std::optional<int> apply_cache_options(const CacheCliOptions &o, DriverOptions &options, bool tracing) {
+std::optional<UsageError> apply_cache_options(const CacheCliOptions &o, DriverOptions &options, bool tracing) {
   options.explain_keys = o.explain;
   options.key_json = o.key_format == "json";
   if (!o.explain && o.key_format != "text")
-    return usage_error("--format applies to --explain");
+    return UsageError{"--format applies to --explain"};
   if (!tracing)
     return std::nullopt;
-  int rc = 0;
-  auto max_size = max_size_of(o, rc);
+  std::string why;
+  auto max_size = max_size_of(o, why);
   if (!max_size)
-    return rc;
+    return UsageError{why};
   options.cache.dir = folder_of(o);
   options.cache.max_size = *max_size;
   options.cache.remote_url = o.remote.empty() && env("NKICC_REMOTE_CACHE") ? env("NKICC_REMOTE_CACHE") : o.remote;
@@ -166,9 +165,8 @@ std::optional<int> apply_cache_options(const CacheCliOptions &o, DriverOptions &
   options.cache.remote_timeout_seconds = o.remote_timeout;
   options.cache.log = cache_log;
   if (!options.cache.remote_url.empty()) {
-    std::string why;
     if (!make_remote_store(options.cache.remote_url, {}, why))
-      return usage_error("--remote-cache: " + why);
+      return UsageError{"--remote-cache: " + why};
   }
   options.explain_misses = spdlog::should_log(spdlog::level::info);
   return std::nullopt;
@@ -180,17 +178,16 @@ std::optional<int> run_cache_subcommand(const CacheCliOptions &o) {
   std::string dir = folder_of(o);
   if (dir.empty())
     return usage_error("nkicc cache needs a cache folder: --cache-dir DIR or NKICC_CACHE_DIR");
-  int rc = 0;
-  auto max_size = max_size_of(o, rc);
+  std::string why;
+  auto max_size = max_size_of(o, why);
   if (!max_size)
-    return rc;
+    return usage_error(why);
   struct stat st;
   bool exists = ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
   LocalStore store(dir, *max_size);
   if (o.clear->parsed()) {
     if (!exists)
       return 0;
-    std::string why;
     if (!store.clear(why)) {
       std::fprintf(stderr, "nkicc: error: %s\n", why.c_str());
       return kExitIO;

@@ -3,6 +3,8 @@
 // file so that the rest of the CLI only calls these few functions.
 #pragma once
 
+#include "options.h"
+
 #include "nkicc/driver/driver.h"
 
 #include <CLI/CLI.hpp>
@@ -34,8 +36,8 @@ void add_cache_subcommand(CLI::App &app, CacheCliOptions &o);
 
 /// Fills the driver's options from the parsed flags and the environment, for a subcommand that
 /// traces (`tracing`; the environment is not read for others, so that a stale NKICC_* value
-/// cannot break `nkicc dis`). Returns an exit code (2, with the message printed) on a usage error.
-std::optional<int> apply_cache_options(const CacheCliOptions &o, DriverOptions &options, bool tracing);
+/// cannot break `nkicc dis`). A usage error (exit 2) is returned for cli.cpp to print.
+std::optional<UsageError> apply_cache_options(const CacheCliOptions &o, DriverOptions &options, bool tracing);
 
 /// Runs `nkicc cache ...` when it was given; its exit code.
 std::optional<int> run_cache_subcommand(const CacheCliOptions &o);

@@ -4,6 +4,7 @@
 
 #include "nkicc/cache/persistent_cache.h"
 #include "nkicc/support/diagnostics.h"
+#include "nkicc/support/text_options.h"
 #include "nkicc/target/target.h"
 
 #include <cstdint>
@@ -28,15 +29,23 @@ enum class EmitKind {
   Hlo,       ///< an HLO module of custom-calls with their backend_config
   StableHlo, ///< the same calls as stablehlo.custom_call in MLIR's generic form
   Stats,     ///< the cache statistics
+  Summary,   ///< per call: SBUF/PSUM use against the target, instructions and DMA bytes per engine, MACs
 };
+
+/// The name diagnostics give a description built in memory (DriverOptions::description_text).
+inline constexpr std::string_view kCommandLineDescription = "<command line>";
 
 struct DriverOptions {
   std::string input = "-"; ///< a description file, or "-" for standard input
+  /// A description built in memory from the command line (the kernel-file quick path, SPEC §1):
+  /// read instead of `input`, which then names the kernel file it calls (and the module).
+  std::optional<std::string> description_text;
   EmitKind emit = EmitKind::Bir;
   TargetInputs target;
   std::uint64_t max_instructions = 10'000'000;
   bool use_cache = true;
-  bool stats_json = false;              ///< --stats-format=json
+  bool stats_json = false;              ///< --stats-format=json (stats and summary)
+  TextOptions text;                     ///< source locations and the calls text outputs show
   bool hlo_flavor_torch_xla = false;    ///< --hlo-flavor=torch-xla (default jax)
   std::vector<std::string> kernel_path; ///< registry folders: -I folders, then the installed one
   std::string nki_frontend;             ///< the `nki_frontend` env value, recorded in BIR as data
@@ -74,11 +83,18 @@ struct DriverOutput {
 std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags);
 
 /// `nkicc dis`: a BIR module blob (a file or "-") as canonical text.
-std::optional<DriverOutput> run_dis(const std::string &input, SourceManager &sources, DiagnosticEngine &diags);
+std::optional<DriverOutput> run_dis(const std::string &input, const TextOptions &text, SourceManager &sources,
+                                    DiagnosticEngine &diags);
 
 /// `nkicc decode-config B64|@FILE`: the backend_config's JSON, pretty, and its embedded BIR as text.
-std::optional<DriverOutput> run_decode_config(const std::string &input, SourceManager &sources,
-                                              DiagnosticEngine &diags);
+std::optional<DriverOutput> run_decode_config(const std::string &input, const TextOptions &text,
+                                              SourceManager &sources, DiagnosticEngine &diags);
+
+/// `nkicc decode-config --hlo FILE`: every custom-call of an HLO or StableHLO module decoded, in
+/// order, each under a `# custom-call <i>: ...` header; a call that is not an NKI kernel's is
+/// named and skipped. `text.calls` picks custom-calls by index and func_name.
+std::optional<DriverOutput> run_decode_hlo(const std::string &path, const TextOptions &text, SourceManager &sources,
+                                           DiagnosticEngine &diags);
 
 /// `nkicc simulate` (SPEC §12): what to run and where its arrays are.
 struct SimulateRequest {

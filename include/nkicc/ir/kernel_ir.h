@@ -8,6 +8,7 @@
 #include "nkicc/support/dtype.h"
 #include "nkicc/support/py_constant.h"
 #include "nkicc/support/source_manager.h"
+#include "nkicc/support/text_options.h"
 #include "nkicc/trace/value.h"
 
 #include <array>
@@ -246,10 +247,11 @@ private:
 /// The canonical, line-oriented text of a function (`--emit=ir`), stable for golden tests:
 /// a header, one line per tensor, one line per instruction. Source locations are printed as
 /// line:col only (never paths), so output does not depend on where files live. The grammar of
-/// each line is at the top of lib/ir/print.cpp.
-std::string print_function(const Function &fn, const SourceManager &sources);
+/// each line is at the top of lib/ir/print.cpp. `options.source_locations` off leaves the
+/// `@line:col` out (`options.calls` is the caller's business: a function is one call's).
+std::string print_function(const Function &fn, const SourceManager &sources, const TextOptions &options = {});
 /// Appends the text of print_function() to a sink, which may write it out as it grows.
-void print_function(TextSink &out, const Function &fn, const SourceManager &sources);
+void print_function(TextSink &out, const Function &fn, const SourceManager &sources, const TextOptions &options = {});
 
 /// Makes tensor names unique in creation order: the first `load` keeps its name, later ones
 /// become `load.1`, `load.2`, ..., skipping any name already taken (a later tensor named

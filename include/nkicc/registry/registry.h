@@ -96,8 +96,9 @@ class Registry {
 public:
   /// Reads `registry.json` of each folder in order (-I folders first, then the installed one);
   /// a func_name defined by an earlier folder wins. A folder without registry.json is skipped;
-  /// a malformed registry.json is a located error (exit 1). Each registry.json read is
-  /// registered with `sources` (so it appears in depfiles).
+  /// a malformed registry.json is a located error (exit 1), and no registry.json in any folder
+  /// is an error naming the folders (exit 3). Each registry.json read is registered with
+  /// `sources` (so it appears in depfiles).
   bool load(const std::vector<std::string> &folders, SourceManager &sources, DiagnosticEngine &diags);
 
   const RegistryEntry *find(std::string_view func_name) const;
