@@ -167,7 +167,7 @@ void append_tensor(std::string &out, TensorId id, const Tensor &t, const SourceM
   out += '\n';
 }
 
-void append_block_tensor(std::string &out, const BlockTensor &b, const SourceManager &sources) {
+void append_block_tensor(std::string &out, const BlockTensor &b, const SourceManager *sources) {
   out += "    ";
   out += b.name;
   out += ' ';
@@ -261,7 +261,7 @@ void print_function(TextSink &sink, const Function &fn, const SourceManager &sou
     append_int(out, static_cast<std::int64_t>(fn.block_tensors.size()));
     out += '\n';
     for (const BlockTensor &b : fn.block_tensors)
-      append_block_tensor(out, b, sources);
+      append_block_tensor(out, b, locations);
   }
   out += "  instructions: ";
   append_int(out, static_cast<std::int64_t>(fn.instructions.size()));

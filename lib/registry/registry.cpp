@@ -153,7 +153,7 @@ bool Registry::load(const std::vector<std::string> &folders, SourceManager &sour
                             folders.empty() ? std::string("any folder") : fmt::format("{}", fmt::join(looked, ", ")),
                             "; the installed one is share/nkicc/kernels beside the folder of the nkicc binary, and "
                             "-I DIR adds a folder");
-    d.id = kId;
+    d.id = "registry";
     diags.report(std::move(d));
     return false;
   }

@@ -208,8 +208,8 @@ std::optional<int> run_cache_subcommand(const CacheCliOptions &o) {
     return 0;
   }
   VerifyReport report = store.verify();
-  for (const auto &[path, why] : report.bad)
-    print(fmt::format("{}: removed: {}\n", path, why));
+  for (const auto &[path, reason] : report.bad)
+    print(fmt::format("{}: removed: {}\n", path, reason));
   print(fmt::format("{} valid entr{}, {} removed, {} other file{} left alone\n", report.valid,
                     report.valid == 1 ? "y" : "ies", report.bad.size(), report.stray, report.stray == 1 ? "" : "s"));
   return report.bad.empty() ? 0 : kExitInput;
