@@ -74,30 +74,6 @@ void add_files(std::vector<KeyComponent> &c, const std::vector<KeyFile> &files) 
     c.push_back({(f.path.empty() ? "source " : "file ") + f.name, f.path.empty() ? "inline" : f.path, f.digest});
 }
 
-std::string arg_text(const RegistryArg &a) {
-  switch (a.kind) {
-  case RegistryArg::Kind::Operand:
-    return fmt::format("operand {}", a.index);
-  case RegistryArg::Kind::ResultDim:
-    return fmt::format("result_dim {} {}", a.index, a.dim);
-  case RegistryArg::Kind::Attr: {
-    std::string out = "attr ";
-    append_py_str_repr(out, a.attr);
-    if (a.value) {
-      out += " default ";
-      append_py_repr(out, *a.value);
-    }
-    return out;
-  }
-  case RegistryArg::Kind::Const: {
-    std::string out = "const ";
-    append_py_repr(out, *a.value);
-    return out;
-  }
-  }
-  return {};
-}
-
 } // namespace
 
 const std::string &nkicc_build_identity() {
@@ -113,26 +89,9 @@ const std::string &nkicc_build_identity() {
   return identity;
 }
 
-std::string registry_entry_text(const RegistryEntry &entry) {
-  std::string out;
-  out += "func_name ";
-  append_py_str_repr(out, entry.func_name);
-  out += "\nsource ";
-  std::string_view source = entry.source;
-  std::size_t slash = source.rfind('/');
-  append_py_str_repr(out, slash == std::string_view::npos ? source : source.substr(slash + 1));
-  out += "\nentry ";
-  append_py_str_repr(out, entry.entry);
-  for (const RegistryArg &a : entry.args)
-    out += "\narg " + arg_text(a);
-  for (const auto &[name, a] : entry.kwargs) {
-    out += "\nkwarg ";
-    append_py_str_repr(out, name);
-    out += " " + arg_text(a);
-  }
-  out += fmt::format("\nresults {}\n", entry.results);
-  return out;
-}
+// The entry's canonical text is the registry's own (one field a line, every argument kind), so
+// that a new kind of argument cannot be left out of the key.
+std::string registry_entry_text(const RegistryEntry &entry) { return entry.canonical_text(); }
 
 std::string persistent_key_of(const std::vector<KeyComponent> &components) {
   std::string text;

@@ -181,7 +181,7 @@ private:
       t.access_shape = t.shape;
     }
     if (const JsonValue *m = allow_memory ? v.find("memory") : nullptr) {
-      // Where a result the kernel writes as an output parameter lives (docs/registry.md).
+      // Where a result the kernel writes as an output parameter lives (docs/description.md).
       Pointer p = pointer_append(ptr, "memory");
       static const std::vector<std::string> kMemories = {"shared_hbm", "private_hbm"};
       if (auto s = string(*m, p)) {

@@ -30,7 +30,7 @@ const std::vector<std::string> kArgForms = {"operand", "operand_shape", "result"
 const std::vector<std::string> kArgFields = {"operand", "operand_shape", "result", "result_shape", "result_dim", "attr",
                                              "const",   "dtype",         "object", "default",      "fields"};
 constexpr const char *kArgExpected =
-    "an argument ({\"operand\": i}, {\"result\": i}, {\"attr\": name}, {\"const\": value}, ...; see docs/registry.md)";
+    "an argument ({\"operand\": i}, {\"result\": i}, {\"attr\": name}, {\"const\": value}, ...; see docs/description.md)";
 
 /// ASCII identifiers, plus any non-ASCII byte: Python accepts Unicode letters and nkicc does not
 /// keep their tables, so a non-ASCII name is left for the tracer to reject.

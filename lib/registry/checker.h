@@ -1,4 +1,4 @@
-// Checking one registry.json (the format is in nkicc/registry/registry.h and docs/registry.md):
+// Checking one registry.json (the format is in nkicc/registry/registry.h and docs/description.md):
 // every error located at its value, with its JSON pointer, all of a file's errors reported.
 #pragma once
 

@@ -303,10 +303,14 @@ TEST_CASE("a folder without registry.json is skipped; a folder given twice is re
   CHECK(l.registry.files() == Strings{kShipped + "/registry.json"});
   CHECK(l.registry.names().size() == 4);
 
+  // No registry.json in any folder: an error saying where nkicc looked, not "no such kernel" later.
   Loaded none({empty.path});
-  CHECK(none.ok);
+  CHECK_FALSE(none.ok);
   CHECK(none.registry.names().empty());
   CHECK(none.registry.files().empty());
+  REQUIRE(none.errors().size() == 1);
+  CHECK(none.errors()[0].find("no internal-kernel registry found: no registry.json in '" + empty.path + "'") !=
+        std::string::npos);
 }
 
 TEST_CASE("a registry.json that cannot be read is an I/O error", "[registry]") {
@@ -379,7 +383,7 @@ TEST_CASE("registry errors: positional arguments", "[registry]") {
     return entry_errors(R"({"source": "k.py", "entry": "k", "args": )" + text + "}");
   };
   const std::string forms =
-      "({\"operand\": i}, {\"result\": i}, {\"attr\": name}, {\"const\": value}, ...; see docs/registry.md)";
+      "({\"operand\": i}, {\"result\": i}, {\"attr\": name}, {\"const\": value}, ...; see docs/description.md)";
   CHECK(args("{}") == Strings{"2:42 /kernels/k/args: expected an array of arguments, found an object"});
   CHECK(args("[1]") == Strings{"2:43 /kernels/k/args/0: expected an argument " + forms + ", found a number"});
   CHECK(args("[{}]") ==
@@ -441,7 +445,7 @@ TEST_CASE("registry errors: keyword arguments", "[registry]") {
                 "'dtype', 'object', 'default', 'fields')"});
   CHECK(kwargs(R"({"t": 5})") ==
         Strings{"2:50 /kernels/k/kwargs/t: expected an argument ({\"operand\": i}, {\"result\": i}, {\"attr\": "
-                "name}, {\"const\": value}, ...; see docs/registry.md), found a number"});
+                "name}, {\"const\": value}, ...; see docs/description.md), found a number"});
   CHECK(kwargs(R"({"t": {"attr": "t"}, "t": {"attr": "u"}})") == Strings{"2:65 duplicate key 't' in object"});
 }
 

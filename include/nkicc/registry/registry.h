@@ -2,7 +2,7 @@
 // source and entry function implements each internal kernel `func_name`, and how an
 // InternalNkiKernel op's operands, results and attrs marshal into that function's arguments
 // (the InternalKernelConfig). Folders given with -I are searched before the installed
-// share/nkicc/kernels. docs/registry.md is the user's description of the format.
+// share/nkicc/kernels. docs/description.md is the user's description of the format.
 //
 // registry.json, in each folder (errors are located at the value, with its JSON pointer):
 //   registry := {"nkicc_registry": 1, "kernels": {func_name: entry, ...}}
