@@ -294,6 +294,7 @@ public:
   }
 
   const BinaryCache &binary_cache() const { return binary_cache_; }
+  const std::vector<std::string> &imported_files() const { return tracer_.imported_files(); }
   const Registry &registry() const { return registry_; }
 
 private:
@@ -483,6 +484,8 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
       return std::nullopt;
   }
   std::vector<std::string> deps = files_read(*manifest, sources, &pipeline.registry());
+  // The kernel files that imports between sources read are dependencies too.
+  deps.insert(deps.end(), pipeline.imported_files().begin(), pipeline.imported_files().end());
   StageTimer timer(options, "emit");
   switch (options.emit) {
   case EmitKind::Manifest:

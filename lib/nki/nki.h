@@ -7,6 +7,7 @@
 #include "nkicc/ir/kernel_ir.h"
 #include "nkicc/target/target.h"
 #include "nkicc/trace/interpreter.h"
+#include "nkicc/trace/numpy.h"
 
 #include <array>
 #include <initializer_list>
@@ -19,6 +20,7 @@
 namespace nkicc::trace {
 
 class KernelBuilder;
+class NkiRuntime;
 
 /// An integer affine in the SPMD program ids: constant + sum(coef[a] * program_id(a)).
 struct Affine {
@@ -93,15 +95,7 @@ public:
   std::string text;
 };
 
-class DTypeObject : public Object {
-public:
-  explicit DTypeObject(DType d) : dtype(d) {}
-  std::string_view type_name() const override { return "dtype"; }
-  std::optional<Value> compare(Interpreter &, python::CmpOpKind op, const Value &other, bool reflected) override;
-  std::optional<Value> get_attr(Interpreter &, std::string_view name) override;
-  std::string repr() const override { return std::string(dtype_name(dtype)); }
-  DType dtype;
-};
+// The dtype objects (nl.float32, tile.dtype) are NumPy's: DTypeObject in nkicc/trace/numpy.h (lib).
 
 class BufferObject : public Object {
 public:
@@ -161,7 +155,11 @@ public:
   Value get_item(Interpreter &, const Value &key) override;
   std::optional<Value> get_attr(Interpreter &, std::string_view name) override;
   std::string repr() const override;
+  bool is_callable() const override { return true; }
   Value function; ///< a FunctionObject
+  /// lib: a launch from host code (no trace in progress: `kernel(np.zeros(...))` at module
+  /// level) is inert, never a trace.
+  const NkiRuntime *runtime = nullptr;
 };
 
 /// The state of one trace: the IR function being built and the facts NKI calls need.

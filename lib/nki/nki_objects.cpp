@@ -306,53 +306,6 @@ std::optional<Value> MaskObject::binary_op(Interpreter &, BinOpKind op, const Va
 
 bool MaskObject::truthy(Interpreter &) { control_flow_error(); }
 
-// ---- dtypes -----------------------------------------------------------------------------------
-
-std::optional<Value> DTypeObject::compare(Interpreter &, CmpOpKind op, const Value &other, bool) {
-  if (op != CmpOpKind::Eq && op != CmpOpKind::NotEq)
-    return std::nullopt;
-  bool same = false;
-  if (auto *d = other.as<DTypeObject>())
-    same = d->dtype == dtype;
-  else if (other.kind == Value::Kind::Str)
-    same = parse_dtype(other.str_text()) == dtype;
-  return Value::boolean(op == CmpOpKind::Eq ? same : !same);
-}
-
-std::optional<Value> DTypeObject::get_attr(Interpreter &, std::string_view name) {
-  if (name == "itemsize")
-    return Value::integer(static_cast<std::int64_t>(dtype_size(dtype)));
-  if (name == "name")
-    return Value::str(std::string(dtype_name(dtype)));
-  // nl.fp32.min / .max, as numpy's finfo/iinfo give them.
-  bool is_min = name == "min";
-  if (!is_min && name != "max")
-    return std::nullopt;
-  switch (dtype) {
-  case DType::Float32:
-  case DType::TFloat32:
-    return Value::floating(is_min ? -3.4028234663852886e38 : 3.4028234663852886e38);
-  case DType::BFloat16:
-    return Value::floating(is_min ? -3.3895313892515355e38 : 3.3895313892515355e38);
-  case DType::Float16:
-    return Value::floating(is_min ? -65504.0 : 65504.0);
-  case DType::Int8:
-    return Value::integer(is_min ? -128 : 127);
-  case DType::Int16:
-    return Value::integer(is_min ? -32768 : 32767);
-  case DType::Int32:
-    return Value::integer(is_min ? -2147483648LL : 2147483647LL);
-  case DType::UInt8:
-    return Value::integer(is_min ? 0 : 255);
-  case DType::UInt16:
-    return Value::integer(is_min ? 0 : 65535);
-  case DType::UInt32:
-    return Value::integer(is_min ? 0 : 4294967295LL);
-  default:
-    return std::nullopt;
-  }
-}
-
 // ---- ranges -----------------------------------------------------------------------------------
 
 namespace {
@@ -432,7 +385,7 @@ std::optional<Value> TensorRef::get_attr(Interpreter &interp, std::string_view n
     return Value::tuple(std::move(dims));
   }
   if (name == "dtype")
-    return Value::object(std::make_shared<DTypeObject>(tensor().dtype));
+    return make_dtype_value(tensor().dtype, false); // lib: NumPy's dtype (nkicc/trace/numpy.h)
   if (name == "ndim")
     return Value::integer(static_cast<std::int64_t>(ap.pattern.size()));
   if (name == "buffer")

@@ -134,8 +134,13 @@ void check_psum_tile(const ir::Shape &shape, DType dtype) {
 std::optional<DType> dtype_arg(const Value *v, std::string_view op) {
   if (!v)
     return std::nullopt;
-  if (auto *d = v->as<DTypeObject>())
-    return d->dtype;
+  if (auto *d = v->as<DTypeObject>()) {
+    // lib: a NumPy dtype; float64 and the 64-bit integers are no NKI dtypes.
+    if (std::optional<DType> nd = d->nki_dtype())
+      return nd;
+    raise_error("TypeError", fmt::format("'dtype' of '{}' must be an NKI dtype such as nl.float32, not {}", op,
+                                         d->to_str()));
+  }
   if (v->kind == Value::Kind::Str)
     if (auto d = parse_dtype(v->str_text()))
       return d;
@@ -1239,10 +1244,10 @@ void add_isa_functions(NkiRuntime &rt, ModuleObject &nisa) {
 
 void add_numpy_functions(NkiRuntime &, ModuleObject &np, ModuleObject &nl) {
   // NumPy's ufuncs name NKI ops when passed as `op=` (np.add, np.exp, np.max); called on tiles
-  // they behave as the nl function of the same name.
+  // they behave as the nl function of the same name (lib: host NumPy answers on host values).
   auto alias = [&](const char *np_name, const char *nl_name) {
     if (Value *v = nl.globals().find_local(nl_name))
-      np.globals().set(np_name, *v);
+      set_tile_function(np, np_name, *v);
   };
   for (const char *n : kUnaryOps)
     alias(n, n);

@@ -75,29 +75,76 @@ void KernelBuilder::rename(ir::TensorId id, std::string_view name) {
 
 namespace {
 
-/// `kernel[2, 4]` from inside another kernel: NKI forbids a nested kernel its own grid.
+/// lib: what launching a kernel from host code gives (`out = kernel(a)` at module level, in test
+/// code): nothing nkicc computes. Harmless at module level; a kernel that uses it says so.
+class HostLaunchResult : public Object {
+public:
+  explicit HostLaunchResult(std::string kernel) : kernel_(std::move(kernel)) {}
+  std::string_view type_name() const override { return "HostLaunchResult"; }
+  std::string repr() const override { return "<result of a host launch of kernel '" + kernel_ + "'>"; }
+  Value call(Interpreter &interp, CallArgs &) override { return use(interp); }
+  std::optional<Value> get_attr(Interpreter &interp, std::string_view) override { return use(interp); }
+  Value get_item(Interpreter &interp, const Value &) override { return use(interp); }
+  std::optional<Value> binary_op(Interpreter &interp, python::BinOpKind, const Value &, bool) override {
+    return use(interp);
+  }
+  bool truthy(Interpreter &interp) override {
+    use(interp);
+    return true;
+  }
+
+private:
+  Value use(Interpreter &interp) {
+    if (interp.in_function())
+      raise_error("unmodelled", fmt::format("nkicc does not model the result of launching kernel '{}' from host "
+                                            "code: it traces only the description's calls",
+                                            kernel_));
+    return Value::object(std::make_shared<HostLaunchResult>(kernel_));
+  }
+  std::string kernel_;
+};
+
+std::string kernel_name(const Value &function) {
+  if (auto *f = function.as<FunctionObject>())
+    return std::string(f->name);
+  return "kernel";
+}
+
+/// `kernel[2, 4]`: from inside another kernel NKI forbids a nested kernel its own grid; from host
+/// code the launch is inert.
 class GridLaunch : public Object {
 public:
+  GridLaunch(const NkiRuntime *rt, std::string kernel) : rt_(rt), kernel_(std::move(kernel)) {}
   std::string_view type_name() const override { return "GridLaunch"; }
   Value call(Interpreter &, CallArgs &) override {
+    if (rt_ && !rt_->current)
+      return Value::object(std::make_shared<HostLaunchResult>(kernel_));
     raise_error("err_nested_kernel_with_spmd_grid",
                 "a kernel called from another kernel may not carry its own SPMD grid");
   }
   std::string repr() const override { return "<nki kernel launch>"; }
+
+private:
+  const NkiRuntime *rt_;
+  std::string kernel_;
 };
 
-std::shared_ptr<BuiltinFunction> decorator(const std::string &name) {
-  // `@nki.jit` and `@nki.jit(mode=...)`: both hand back a JitKernel around the function.
-  return std::make_shared<BuiltinFunction>(name, [name](Interpreter &interp, CallArgs &args) -> Value {
+std::shared_ptr<BuiltinFunction> decorator(const std::string &name, const NkiRuntime *rt) {
+  // `@nki.jit`, `@nki.jit()` and `@nki.jit(mode=...)`: each hands back a JitKernel around the
+  // function; a kernel jitted twice (`nki.jit(nki.jit(f))`) stays the same kernel.
+  return std::make_shared<BuiltinFunction>(name, [name, rt](Interpreter &interp, CallArgs &args) -> Value {
+    if (args.positional.size() == 1 && args.positional[0].as<JitKernel>())
+      return args.positional[0];
     if (args.positional.size() == 1 && args.positional[0].as<FunctionObject>()) {
       auto k = std::make_shared<JitKernel>();
       k->function = args.positional[0];
+      k->runtime = rt;
       return Value::object(k);
     }
     if (!args.positional.empty())
       raise_error("TypeError", fmt::format("nki.{}() takes a kernel function", name));
     (void)interp;
-    return Value::object(decorator(name));
+    return Value::object(decorator(name, rt));
   });
 }
 
@@ -115,9 +162,16 @@ public:
 
 } // namespace
 
-Value JitKernel::call(Interpreter &interp, CallArgs &args) { return interp.call(function, args); }
+Value JitKernel::call(Interpreter &interp, CallArgs &args) {
+  // From host code (no trace in progress) a launch computes nothing nkicc sees.
+  if (runtime && !runtime->current)
+    return Value::object(std::make_shared<HostLaunchResult>(kernel_name(function)));
+  return interp.call(function, args);
+}
 
-Value JitKernel::get_item(Interpreter &, const Value &) { return Value::object(std::make_shared<GridLaunch>()); }
+Value JitKernel::get_item(Interpreter &, const Value &) {
+  return Value::object(std::make_shared<GridLaunch>(runtime, kernel_name(function)));
+}
 
 // ---- modules ------------------------------------------------------------------------------
 
@@ -140,20 +194,18 @@ void NkiRuntime::build_modules() {
   auto typing = std::make_shared<HostModule>("neuronxcc.nki.typing");
   auto nki = std::make_shared<ModuleObject>("neuronxcc.nki");
   auto neuronxcc = std::make_shared<ModuleObject>("neuronxcc");
-  auto np = std::make_shared<HostModule>("numpy");
+  // lib: host NumPy (nkicc/trace/numpy.h); its dtype objects are NKI's too.
+  std::shared_ptr<ModuleObject> np = make_numpy_module(nullptr);
 
   for (DType d : {DType::Float32, DType::Float16, DType::BFloat16, DType::TFloat32, DType::Float8E4M3,
                   DType::Float8E4M3FN, DType::Float8E5M2, DType::Int8, DType::Int16, DType::Int32, DType::UInt8,
                   DType::UInt16, DType::UInt32, DType::Bool}) {
-    Value v = Value::object(std::make_shared<DTypeObject>(d));
     std::string name(dtype_name(d));
-    nl->globals().set(name == "bool" ? "bool_" : name, v);
-    np->globals().set(name == "bool" ? "bool_" : name, v);
+    nl->globals().set(name == "bool" ? "bool_" : name, *np->globals().find_local(name == "bool" ? "bool_" : name));
   }
   nl->globals().set("fp32", *nl->globals().find_local("float32"));
   nl->globals().set("bf16", *nl->globals().find_local("bfloat16"));
   nl->globals().set("fp16", *nl->globals().find_local("float16"));
-  np->globals().set("bool", *np->globals().find_local("bool_"));
 
   for (auto [name, memory] :
        {std::pair{"sbuf", ir::Memory::Sbuf}, std::pair{"psum", ir::Memory::Psum},
@@ -253,7 +305,7 @@ void NkiRuntime::build_modules() {
   add_numpy_functions(*this, *np, *nl);
 
   for (const char *d : {"jit", "baremetal", "benchmark", "profile", "simulate_kernel", "trace"})
-    nki->globals().set(d, Value::object(decorator(d)));
+    nki->globals().set(d, Value::object(decorator(d, this)));
   nki->globals().set("language", Value::object(nl));
   nki->globals().set("isa", Value::object(nisa));
   nki->globals().set("typing", Value::object(typing));

@@ -3,6 +3,7 @@
 // the step budget. The normal path allocates nothing for ints, floats and bools, looks names up
 // by string_view, and signals break/continue/return with a status, not an exception.
 #include "nkicc/trace/interpreter.h"
+#include "nkicc/trace/pylib.h"
 
 #include <algorithm>
 #include <array>
@@ -990,13 +991,9 @@ Value Evaluator::eval_inner(const Expr &e) {
     return Value::list(std::move(items));
   }
   case ExprKind::Set: {
-    // nkicc has no set type: a set display is a list without duplicates.
-    std::vector<Value> items, unique;
+    std::vector<Value> items;
     elements(e.as<SetExpr>().elts, items);
-    for (Value &v : items)
-      if (!in_.contains(Value::tuple(unique), v))
-        unique.push_back(std::move(v));
-    return Value::list(std::move(unique));
+    return make_set(in_, std::move(items)); // lib: the set type (pylib.h)
   }
   case ExprKind::Dict: {
     const auto &d = e.as<DictExpr>();
@@ -1007,8 +1004,7 @@ Value Evaluator::eval_inner(const Expr &e) {
         if (m.kind != K::Dict)
           raise_python("TypeError", "'" + std::string(type_name(m)) + "' object is not a mapping",
                        d.values[k]->begin());
-        for (const auto &[key, value] : std::vector(m.dict_data().entries))
-          in_.set_item(out, key, value);
+        dict_update_from(in_, out, m); // lib: DictData is hashed (pylib.h)
         continue;
       }
       Value key = eval(*d.keys[k]);
@@ -1118,16 +1114,12 @@ Value Evaluator::comprehension(const Expr &e) {
   }
   const auto &c = static_cast<const ComprehensionExpr &>(e);
   std::vector<Value> items;
-  bool unique = e.kind == ExprKind::SetComp;
   comp_loop(c.generators, 0, [&] {
-    Value v = eval(*c.elt);
-    if (unique)
-      for (const Value &x : items)
-        if (in_.truthy(in_.compare(CmpOpKind::Eq, x, v)))
-          return;
-    items.push_back(std::move(v));
+    items.push_back(eval(*c.elt));
     in_.check_length(items.size());
   });
+  if (e.kind == ExprKind::SetComp)
+    return make_set(in_, std::move(items)); // lib: the set type (pylib.h)
   // A generator expression is consumed at once (sum(x for x in ...)): a list serves.
   return Value::list(std::move(items));
 }
@@ -1180,7 +1172,8 @@ void Evaluator::build_args(const CallExpr &c, CallArgs &args) {
     if (m.kind != Value::Kind::Dict)
       raise_python("TypeError", "argument after ** must be a mapping, not " + std::string(type_name(m)),
                    kw->value->begin());
-    for (const auto &[key, value] : m.dict_data().entries) {
+    for (const auto &[key, value] : std::vector<DictData::Item>(m.dict_data().items().begin(),
+                                                                m.dict_data().items().end())) {
       if (key.kind != Value::Kind::Str)
         raise_python("TypeError", "keywords must be strings", kw->value->begin());
       if (args.keyword(key.str_text()))
@@ -1377,7 +1370,7 @@ Value Evaluator::call_function(FunctionObject &fn, CallArgs &args) {
     if (matched)
       continue;
     if (info.has_kwarg) {
-      kwargs.dict_data().entries.emplace_back(Value::str(name), value);
+      kwargs.dict_data().set(&in_, Value::str(name), value);
       continue;
     }
     for (std::size_t k = 0; k < info.posonly; ++k)
@@ -1597,9 +1590,11 @@ Flow Evaluator::exec_for(const ForStmt &s) {
   };
   int stop = 0;
   if (auto *range = exactly<RangeObject>(iterable)) {
-    std::int64_t n = range->length(), start = range->start, stride = range->step;
-    for (std::int64_t k = 0; k < n && !stop; ++k)
-      stop = body(Value::integer(start + k * stride));
+    // lib: count() is exact where the length exceeds int64; items are computed modulo 2^64.
+    std::uint64_t n = range->count(), start = static_cast<std::uint64_t>(range->start),
+                  stride = static_cast<std::uint64_t>(range->step);
+    for (std::uint64_t k = 0; k < n && !stop; ++k)
+      stop = body(Value::integer(static_cast<std::int64_t>(start + k * stride)));
   } else {
     std::unique_ptr<Iterator> it = in_.iterate(iterable, s.iter->begin());
     Value item;
@@ -1836,19 +1831,22 @@ Flow Evaluator::exec(const Stmt &s) {
 }
 
 void Evaluator::exec_import(const ImportStmt &s) {
+  // lib: module resolution (kernel files, packages, the standard library) is
+  // Interpreter::import_module's (lib/trace/module_loader.cpp); an unknown module binds
+  // unresolved_module(), which says where nkicc looked.
   for (const Alias *a : s.names) {
     std::string dotted(a->name);
     if (!a->asname.empty()) {
-      std::shared_ptr<Object> m = in_.import_module(dotted);
-      store(a->asname, Value::object(m ? m : std::make_shared<OpaqueObject>(dotted)));
+      std::shared_ptr<Object> m = in_.import_module(dotted, 0, a->begin());
+      store(a->asname, m ? Value::object(m) : in_.unresolved_module(dotted));
       continue;
     }
     // `import a.b.c` binds `a`, and makes `a.b` and `a.b.c` reachable as attributes. When the
     // resolver knows `a.b.c` but not `a.b`, the intermediate is an empty module (a namespace
     // package); when it does not know `a.b.c`, the unknown part is a placeholder.
-    bool known = in_.import_module(dotted) != nullptr;
+    bool known = in_.import_module(dotted, 0, a->begin()) != nullptr;
     auto module_for = [&](const std::string &prefix) -> std::shared_ptr<Object> {
-      if (std::shared_ptr<Object> m = in_.import_module(prefix))
+      if (std::shared_ptr<Object> m = in_.import_module(prefix, 0, a->begin()))
         return m;
       if (!known)
         return nullptr;
@@ -1856,10 +1854,13 @@ void Evaluator::exec_import(const ImportStmt &s) {
       in_.modules_.emplace(prefix, ns);
       return ns;
     };
+    auto placeholder = [&](const std::string &name) {
+      return std::static_pointer_cast<Object>(in_.unresolved_module(name).heap);
+    };
     std::string root = dotted.substr(0, dotted.find('.'));
     std::shared_ptr<Object> top = module_for(root);
     if (!top)
-      top = std::make_shared<OpaqueObject>(root);
+      top = placeholder(root);
     std::shared_ptr<Object> parent = top;
     for (std::size_t at = root.size(); at < dotted.size();) {
       std::size_t next = dotted.find('.', at + 1);
@@ -1875,8 +1876,7 @@ void Evaluator::exec_import(const ImportStmt &s) {
           pm->globals().set(part, Value::object(child));
       } else {
         std::optional<Value> existing = pm ? pm->get_attr(in_, part) : std::nullopt;
-        child = existing && existing->object() ? std::static_pointer_cast<Object>(existing->heap)
-                                               : std::make_shared<OpaqueObject>(prefix);
+        child = existing && existing->object() ? std::static_pointer_cast<Object>(existing->heap) : placeholder(prefix);
       }
       parent = child;
     }
@@ -1885,30 +1885,47 @@ void Evaluator::exec_import(const ImportStmt &s) {
 }
 
 void Evaluator::exec_import_from(const ImportFromStmt &s) {
-  std::string dotted = std::string(s.level, '.') + std::string(s.module);
-  std::shared_ptr<Object> m = s.level ? nullptr : in_.import_module(dotted);
+  // lib: `from ..a import b` resolves by the current module's __package__ (import_module).
+  std::shared_ptr<Object> m = in_.import_module(s.module, s.level, s.begin());
+  auto *module = dynamic_cast<ModuleObject *>(m.get());
+  std::string dotted = module ? module->name() : std::string(s.level, '.') + std::string(s.module);
   for (const Alias *a : s.names) {
     std::string_view bound = a->asname.empty() ? a->name : a->asname;
     if (a->name == "*") {
-      if (auto *mod = dynamic_cast<ModuleObject *>(m.get()))
-        for (const Scope::Entry &entry : std::vector(mod->globals().entries()))
-          if (entry.bound && !entry.name().starts_with("_"))
-            store(entry.symbol, entry.value);
+      if (module) {
+        // `__all__` when the module defines it, else every public name.
+        Value *all = module->globals().find_local("__all__");
+        if (all && (all->kind == Value::Kind::List || all->kind == Value::Kind::Tuple)) {
+          for (const Value &name : std::vector(all->seq().items)) {
+            if (name.kind != Value::Kind::Str)
+              raise_python("TypeError", "Item in " + dotted + ".__all__ must be str, not " +
+                                            std::string(type_name(name)),
+                           a->begin());
+            std::optional<Value> v = m->get_attr(in_, name.str_text());
+            if (!v)
+              raise_python("AttributeError",
+                           "module '" + dotted + "' has no attribute '" + name.str_text() + "'", a->begin());
+            store(name.str_text(), std::move(*v));
+          }
+        } else {
+          for (const Scope::Entry &entry : std::vector(module->globals().entries()))
+            if (entry.bound && !entry.name().starts_with("_"))
+              store(entry.symbol, entry.value);
+        }
+      }
       continue;
     }
     std::string full = dotted + (dotted.empty() || dotted.back() == '.' ? "" : ".") + std::string(a->name);
     if (!m) {
-      store(bound, Value::object(std::make_shared<OpaqueObject>(full)));
+      store(bound, in_.unresolved_module(full));
       continue;
     }
     std::optional<Value> v = m->get_attr(in_, a->name);
-    if (!v)
-      if (std::shared_ptr<Object> sub = in_.import_module(full))
+    if (!v && module)
+      if (std::shared_ptr<Object> sub = in_.import_module(full, 0, a->begin()))
         v = Value::object(sub);
     if (!v)
-      raise_python("ImportError",
-                   "cannot import name '" + std::string(a->name) + "' from '" + dotted + "' (unknown location)",
-                   a->begin());
+      in_.raise_cannot_import(*m, dotted, a->name, a->begin());
     store(bound, std::move(*v));
   }
 }
@@ -1941,20 +1958,15 @@ Interpreter::~Interpreter() {
       m->globals().clear();
 }
 
-std::shared_ptr<Object> Interpreter::import_module(std::string_view dotted_name) {
-  if (auto it = modules_.find(dotted_name); it != modules_.end())
-    return it->second;
-  std::shared_ptr<Object> m = resolver_ ? resolver_(*this, dotted_name) : nullptr;
-  if (!m && dotted_name == "math")
-    m = math_;
-  if (m)
-    modules_.emplace(std::string(dotted_name), m);
-  return m;
-}
-
 std::shared_ptr<ModuleObject> Interpreter::run_module(const python::Module &module, std::string name) {
   auto m = std::make_shared<ModuleObject>(name);
   m->globals().set("__name__", Value::str(name));
+  run_module(module, m);
+  return m;
+}
+
+// lib: runs into a module registered beforehand (imports between kernel files).
+void Interpreter::run_module(const python::Module &module, const std::shared_ptr<ModuleObject> &m) {
   cycle_scopes_.push_back(m->globals_ptr());
   InterpFrame f;
   f.scope = m->globals_ptr();
@@ -1971,8 +1983,10 @@ std::shared_ptr<ModuleObject> Interpreter::run_module(const python::Module &modu
     throw;
   }
   frame_ = saved;
-  return m;
 }
+
+// lib: the module of the code executing, for relative imports.
+ModuleObject *Interpreter::current_module() const { return frame_ ? frame_->module : nullptr; }
 
 Value Interpreter::call(const Value &callee, CallArgs &args) {
   if (!frame_) {
