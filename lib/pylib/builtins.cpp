@@ -407,8 +407,8 @@ Value builtin_id(Interpreter &, CallArgs &a) {
   // (equal ids mean the same object, as in CPython); inline values a function of the value.
   if (Object *obj = v.object())
     return Value::integer(obj->identity_hash());
-  if (v.heap)
-    return Value::integer(static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(v.heap.get()) >> 1));
+  if (HeapData *h = v.heap_data())
+    return Value::integer(static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(h) >> 1));
   return Value::integer(hash_value(nullptr, v) ^ (static_cast<std::int64_t>(v.kind) << 56));
 }
 

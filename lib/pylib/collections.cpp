@@ -42,7 +42,7 @@ namespace pylib {
 namespace {
 
 Value new_flavored(DictData::Flavor flavor) {
-  auto d = std::make_shared<DictData>();
+  auto d = make_ref<DictData>();
   d->flavor = flavor;
   return Value::dict(std::move(d));
 }

@@ -58,7 +58,7 @@ inline bool is_same(const Value &a, const Value &b) {
   case K::Float:
     return a.f == b.f || (a.f != a.f && b.f != b.f);
   default:
-    return a.heap == b.heap;
+    return a.same_heap(b);
   }
 }
 

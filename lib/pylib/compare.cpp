@@ -106,10 +106,10 @@ bool values_equal(const Value &a, const Value &b) {
   case K::Ellipsis:
     return true;
   case K::Str:
-    return a.heap == b.heap || a.str_text() == b.str_text();
+    return a.same_heap(b) || a.str_text() == b.str_text();
   case K::Tuple:
   case K::List: {
-    if (a.heap == b.heap)
+    if (a.same_heap(b))
       return true;
     const auto &x = a.seq().items, &y = b.seq().items;
     if (x.size() != y.size())
@@ -121,7 +121,7 @@ bool values_equal(const Value &a, const Value &b) {
     return true;
   }
   case K::Dict: {
-    if (a.heap == b.heap)
+    if (a.same_heap(b))
       return true;
     DictData &x = a.dict_data(), &y = b.dict_data();
     if (x.size() != y.size())
@@ -140,7 +140,7 @@ bool values_equal(const Value &a, const Value &b) {
     return values_equal(x.lower, y.lower) && values_equal(x.upper, y.upper) && values_equal(x.step, y.step);
   }
   default:
-    return a.heap == b.heap;
+    return a.same_heap(b);
   }
 }
 
@@ -197,9 +197,9 @@ Value Interpreter::compare(CmpOpKind op, const Value &l, const Value &r, SourceL
       if (result)
         return std::move(*result);
       if (op == CmpOpKind::Eq)
-        return Value::boolean(l.heap == r.heap && l.kind == r.kind);
+        return Value::boolean(l.same_heap(r));
       if (op == CmpOpKind::NotEq)
-        return Value::boolean(!(l.heap == r.heap && l.kind == r.kind));
+        return Value::boolean(!(l.same_heap(r)));
       order(*this, op, l, r); // raises the TypeError
     }
     if (op == CmpOpKind::Eq || op == CmpOpKind::NotEq) {
@@ -208,7 +208,7 @@ Value Interpreter::compare(CmpOpKind op, const Value &l, const Value &r, SourceL
         Value hold_l = l, hold_r = r;
         const auto &x = hold_l.seq().items, &y = hold_r.seq().items;
         eq = x.size() == y.size();
-        if (eq && l.heap != r.heap) {
+        if (eq && !l.same_heap(r)) {
           RecursionGuard guard(kInComparison);
           for (std::size_t k = 0; eq && k < x.size() && k < y.size(); ++k) {
             Value xi = x[k], yi = y[k];
@@ -217,7 +217,7 @@ Value Interpreter::compare(CmpOpKind op, const Value &l, const Value &r, SourceL
         }
       } else if (l.kind == K::Dict && r.kind == K::Dict) {
         RecursionGuard guard(kInComparison);
-        eq = l.heap == r.heap || dicts_equal(*this, l, r);
+        eq = l.same_heap(r) || dicts_equal(*this, l, r);
       } else {
         eq = values_equal(l, r);
       }

@@ -189,7 +189,7 @@ Value dict_setdefault(Interpreter &interp, const Value &self, CallArgs &args) {
 }
 Value dict_copy(Interpreter &, const Value &self, CallArgs &args) {
   expect_args("dict.copy", args, 0, 0);
-  return Value::dict(std::make_shared<DictData>(self.dict_data()));
+  return Value::dict(make_ref<DictData>(self.dict_data()));
 }
 Value dict_clear(Interpreter &, const Value &self, CallArgs &args) {
   expect_args("dict.clear", args, 0, 0);

@@ -58,21 +58,21 @@ std::string percent_format(Interpreter &interp, const std::string &fmt, const Va
     if (!keyed && next >= values.size())
       raise_python("TypeError", "not enough arguments for format string");
     const Value &v = keyed ? *keyed : values[next++];
-    std::string spec;
     std::string_view f = flags;
-    std::string align = ">";
+    std::string align; // right-aligned by default; '-' left-aligns
     if (!f.empty() && f[0] == '-') {
       align = "<";
       f.remove_prefix(1);
     }
+    // Text conversions align right unless '-' is given, and ignore the other flags.
+    std::size_t width_at = std::min(f.find_first_not_of("0+ #"), f.size());
+    std::string text_spec = (align.empty() ? std::string(">") : align) + std::string(f.substr(width_at));
     switch (conv) {
     case 's':
-      spec = align + std::string(f);
-      out += interp.format(Value::str(str(v)), spec);
+      out += interp.format(Value::str(str(v)), text_spec);
       break;
     case 'r':
-      spec = align + std::string(f);
-      out += interp.format(Value::str(repr(v)), spec);
+      out += interp.format(Value::str(repr(v)), text_spec);
       break;
     case 'd':
     case 'i':
@@ -103,7 +103,7 @@ std::string percent_format(Interpreter &interp, const std::string &fmt, const Va
       if (v.kind == K::Str) {
         if (code_point_count(v.str_text()) != 1)
           raise_python("TypeError", "%c requires int or char");
-        out += interp.format(v, align + std::string(f));
+        out += interp.format(v, text_spec);
       } else {
         out += interp.format(v, align + std::string(f) + "c");
       }
@@ -142,7 +142,9 @@ FormatSpec parse_spec(std::string_view spec, const Value &v) {
     unsigned char c0 = static_cast<unsigned char>(spec[0]);
     first_len = c0 < 0x80 ? 1 : c0 < 0xE0 ? 2 : c0 < 0xF0 ? 3 : 4;
   }
+  bool fill_specified = false;
   if (spec.size() > first_len && is_align(spec[first_len])) {
+    fill_specified = true;
     out.fill = std::string(spec.substr(0, first_len));
     out.align = spec[first_len];
     k = first_len + 1;
@@ -188,9 +190,13 @@ FormatSpec parse_spec(std::string_view spec, const Value &v) {
   if (k < spec.size())
     raise_python("ValueError",
                  "Invalid format specifier '" + std::string(spec) + "' for object of type '" + tn(v) + "'");
-  if (out.zero && !out.align) {
-    out.fill = "0";
-    out.align = '=';
+  // A 0 before the width fills with zeros unless a fill is given, and pads after the sign when
+  // no alignment is (CPython's parse_internal_render_format_spec; strings align left).
+  if (out.zero) {
+    if (!fill_specified)
+      out.fill = "0";
+    if (!out.align && v.kind != K::Str)
+      out.align = '=';
   }
   return out;
 }
@@ -414,13 +420,21 @@ std::string Interpreter::format(const Value &v, std::string_view spec) {
 
 namespace pylib {
 
-std::string str_format(Interpreter &interp, std::string_view fmt, const std::vector<Value> &positional,
-                       const std::function<const Value *(std::string_view)> &keyword, int depth) {
+namespace {
+/// The numbering of replacement fields, shared by a format string and its nested specs.
+struct FieldNumbering {
+  std::size_t next = 0;
+  bool manual = false, automatic = false;
+};
+
+std::string format_fields(Interpreter &interp, std::string_view fmt, const std::vector<Value> &positional,
+                          const std::function<const Value *(std::string_view)> &keyword, int depth,
+                          FieldNumbering &numbering) {
   if (depth > 2)
     raise_python("ValueError", "Max string recursion exceeded");
   std::string out;
-  std::size_t auto_index = 0;
-  bool manual = false, automatic = false;
+  std::size_t &auto_index = numbering.next;
+  bool &manual = numbering.manual, &automatic = numbering.automatic;
   for (std::size_t k = 0; k < fmt.size(); ++k) {
     char c = fmt[k];
     if (c == '}') {
@@ -481,10 +495,8 @@ std::string str_format(Interpreter &interp, std::string_view fmt, const std::vec
       conversion = rest[1];
       rest.remove_prefix(2);
     }
-    std::string spec;
-    if (!rest.empty())
-      spec = str_format(interp, rest.substr(1), positional, keyword, depth + 1);
-    // arg_name, then .attribute and [index] parts.
+    // arg_name, then .attribute and [index] parts; the field takes its number before the
+    // fields nested in its spec do ('{:>{}}'.format('x', 4)).
     std::size_t first_end = name.find_first_of(".[");
     std::string_view arg_name = name.substr(0, first_end);
     Value v;
@@ -543,9 +555,19 @@ std::string str_format(Interpreter &interp, std::string_view fmt, const std::vec
       v = Value::str(ascii_repr(repr(v)));
     else if (conversion)
       raise_python("ValueError", std::string("Unknown conversion specifier ") + conversion);
+    std::string spec;
+    if (!rest.empty())
+      spec = format_fields(interp, rest.substr(1), positional, keyword, depth + 1, numbering);
     out += interp.format(v, spec);
   }
   return out;
+}
+} // namespace
+
+std::string str_format(Interpreter &interp, std::string_view fmt, const std::vector<Value> &positional,
+                       const std::function<const Value *(std::string_view)> &keyword, int depth) {
+  FieldNumbering numbering;
+  return format_fields(interp, fmt, positional, keyword, depth, numbering);
 }
 
 std::string ascii_repr(const std::string &text) {

@@ -160,7 +160,7 @@ bool keys_equal(Interpreter *interp, const Value &a, const Value &b) {
     case K::Int:
       return a.i == b.i;
     case K::Str:
-      return a.heap == b.heap || a.str_text() == b.str_text();
+      return a.same_heap(b) || a.str_text() == b.str_text();
     default:
       break;
     }

@@ -317,6 +317,12 @@ std::optional<Value> host_number(const Value &v) {
   return std::nullopt;
 }
 
+std::optional<Value> index_number(const Value &v) {
+  if (auto *s = v.as<NumpyScalar>(); s && (is_integer(s->value.type) || is_bool(s->value.type)))
+    return python_value(s->value);
+  return std::nullopt;
+}
+
 std::optional<Value> pylib::as_python_number(const Value &v) {
   if (v.kind == K::Int || v.kind == K::Bool || v.kind == K::Float)
     return v;

@@ -627,6 +627,7 @@ std::string float_repr(NpType t, double x) {
     append_py_float_repr(out, x);
     return out;
   }
+  x = Scalar::of_double(t, x).f; // the value of the type nearest to x
   if (std::isnan(x))
     return "nan";
   if (std::isinf(x))

@@ -337,7 +337,7 @@ std::shared_ptr<SetObject> copy_of(const SetObject &s, bool frozen) {
 /// The other operand of a set method that takes any iterable.
 std::shared_ptr<SetObject> as_set_arg(Interpreter &interp, const Value &v) {
   if (v.as<SetObject>())
-    return std::static_pointer_cast<SetObject>(std::static_pointer_cast<Object>(v.heap));
+    return v.shared_as<SetObject>();
   return set_from(interp, v, false);
 }
 
@@ -678,11 +678,20 @@ std::string SetObject::repr() const {
 
 } // namespace pylib
 
-Value make_set(Interpreter &interp, std::vector<Value> items) {
+Value make_set(Interpreter &interp, std::vector<Value> items, bool constant_display) {
   auto s = std::make_shared<SetObject>(false);
   for (const Value &item : items) {
     s->add(&interp, item);
     interp.check_length(s->size());
+  }
+  if (constant_display && items.size() > 2) {
+    // frozenset(tuple) made by the compiler, rebuilt from its own order, then SET_UPDATE.
+    auto rebuilt = std::make_shared<SetObject>(true);
+    for (const Value &item : s->keys())
+      rebuilt->add(&interp, item);
+    auto out = std::make_shared<SetObject>(false);
+    out->merge(&interp, *rebuilt);
+    return Value::object(std::move(out));
   }
   return Value::object(std::move(s));
 }

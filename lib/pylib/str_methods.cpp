@@ -54,6 +54,7 @@ const std::string &str_arg(std::string_view what, const Value &v) {
 
 /// `start`/`end` of find(), count(), startswith(): slice indices into [0, n], None for the
 /// default.
+/// (CPython's ADJUST_INDICES: a start past the end stays there, so that nothing is found.)
 std::pair<std::int64_t, std::int64_t> span_args(const CallArgs &args, std::size_t first, std::int64_t n) {
   auto adjust = [n](const Value &v, std::int64_t dflt) {
     if (v.is_none())
@@ -61,10 +62,10 @@ std::pair<std::int64_t, std::int64_t> span_args(const CallArgs &args, std::size_
     std::int64_t x = index_arg(v);
     if (x < 0)
       x = std::max<std::int64_t>(0, x + n);
-    return std::min(x, n);
+    return x;
   };
   std::int64_t start = args.positional.size() > first ? adjust(args.positional[first], 0) : 0;
-  std::int64_t end = args.positional.size() > first + 1 ? adjust(args.positional[first + 1], n) : n;
+  std::int64_t end = args.positional.size() > first + 1 ? std::min(adjust(args.positional[first + 1], n), n) : n;
   return {start, end};
 }
 

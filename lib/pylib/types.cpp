@@ -465,13 +465,13 @@ std::int64_t range_item(const RangeObject &r, std::uint64_t k) {
 
 Value RangeObject::get_item(Interpreter &, const Value &key) {
   if (is_intlike(key)) {
-    std::int64_t n = length();
+    // In uint64: the length may exceed int64 (range(-5, 2**63 - 1)[2**63 - 10] is fine).
+    std::uint64_t n = count();
     std::int64_t k = int_of(key);
-    if (k < 0)
-      k += n;
-    if (k < 0 || k >= n)
+    std::uint64_t at = k >= 0 ? static_cast<std::uint64_t>(k) : n - (0 - static_cast<std::uint64_t>(k));
+    if ((k < 0 && 0 - static_cast<std::uint64_t>(k) > n) || at >= n)
       raise_python("IndexError", "range object index out of range");
-    return Value::integer(range_item(*this, static_cast<std::uint64_t>(k)));
+    return Value::integer(range_item(*this, at));
   }
   if (key.kind == K::Slice) {
     // The slice of the index sequence mapped back: range(10)[::2] is range(0, 10, 2)

@@ -1,10 +1,16 @@
 #include "nkicc/support/file_io.h"
 
+#include <array>
+#include <atomic>
 #include <cerrno>
+#include <climits>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fcntl.h>
+#include <mutex>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -55,40 +61,218 @@ bool write_all(int fd, std::string_view data, std::string &error) {
 
 } // namespace
 
+namespace {
+
+/// What a node that is not a regular file is, for "cannot read" messages.
+std::string_view node_kind(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISFIFO(mode))
+    return "a named pipe";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "not a regular file";
+}
+
+/// Opens `path` for reading only if it is a regular file, without ever blocking: a FIFO opened
+/// with O_NONBLOCK returns at once, and is then refused like every other non-file.
+int open_regular_file(const std::string &path, struct stat &st, std::string &error) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) {
+    error = errno_text(errno);
+    return -1;
+  }
+  if (::fstat(fd, &st) != 0) {
+    error = errno_text(errno);
+    ::close(fd);
+    return -1;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    error = S_ISDIR(st.st_mode) ? "is a directory" : "is " + std::string(node_kind(st.st_mode)) + ", not a regular file";
+    ::close(fd);
+    return -1;
+  }
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0)
+    ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  return fd;
+}
+
+} // namespace
+
 std::optional<std::string> read_file(const std::string &path, std::string &error) {
   std::string out;
   if (path == "-") {
+    // A pipe, a regular file or a terminal; a device such as /dev/zero would never end.
+    struct stat st {};
+    if (::fstat(STDIN_FILENO, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) && !::isatty(STDIN_FILENO)) {
+      error = "standard input is " + std::string(node_kind(st.st_mode)) + ", not a file or a pipe";
+      return std::nullopt;
+    }
+    if (::fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > kMaxInputBytes) {
+      error = "file is larger than 2 GiB";
+      return std::nullopt;
+    }
     if (!read_fd(STDIN_FILENO, out, error))
       return std::nullopt;
     return out;
   }
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    error = errno_text(errno);
+  struct stat st {};
+  int fd = open_regular_file(path, st, error);
+  if (fd < 0)
+    return std::nullopt;
+  // The size is known before a byte is read; a file that grows while it is read is still
+  // bounded by read_fd.
+  if (static_cast<std::uint64_t>(st.st_size) > kMaxInputBytes) {
+    ::close(fd);
+    error = "file is larger than 2 GiB";
     return std::nullopt;
   }
-  struct stat st {};
-  if (::fstat(fd, &st) == 0) {
-    if (S_ISDIR(st.st_mode)) {
-      ::close(fd);
-      error = "is a directory";
-      return std::nullopt;
-    }
-    if (S_ISREG(st.st_mode)) {
-      if (static_cast<std::size_t>(st.st_size) > kMaxInputBytes) {
-        ::close(fd);
-        error = "file is larger than 2 GiB";
-        return std::nullopt;
-      }
-      out.reserve(static_cast<std::size_t>(st.st_size));
-    }
-  }
+  out.reserve(static_cast<std::size_t>(st.st_size));
   bool ok = read_fd(fd, out, error);
   ::close(fd);
   if (!ok)
     return std::nullopt;
   return out;
 }
+
+std::optional<std::string> read_file_prefix(const std::string &path, std::size_t max_bytes, std::string &error) {
+  struct stat st {};
+  int fd = open_regular_file(path, st, error);
+  if (fd < 0)
+    return std::nullopt;
+  std::string out(max_bytes, '\0');
+  std::size_t got = 0;
+  while (got < max_bytes) {
+    ssize_t n = ::read(fd, out.data() + got, max_bytes - got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      error = errno_text(errno);
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0)
+      break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  out.resize(got);
+  return out;
+}
+
+// Temporary outputs are removed when SIGINT, SIGTERM or SIGHUP ends the run (as LLVM's
+// RemoveFileOnSignal does). The handler may only make async-signal-safe calls, so the paths
+// live in a fixed table of atomic pointers: registering fills a free slot with a copy of the
+// path, and the handler takes each pointer and unlinks it (it never frees).
+namespace {
+
+constexpr std::size_t kTempSlots = 64;
+std::array<std::atomic<char *>, kTempSlots> g_temp_files{};
+constexpr std::array<int, 3> kCleanupSignals = {SIGINT, SIGTERM, SIGHUP};
+
+extern "C" void remove_temp_files_and_reraise(int sig) {
+  for (auto &slot : g_temp_files)
+    if (char *path = slot.exchange(nullptr))
+      ::unlink(path);
+  // Die of the signal itself, so the parent sees what happened: the default action is
+  // restored and the signal is delivered again once this handler returns.
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void install_cleanup_handlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int sig : kCleanupSignals) {
+      struct sigaction old {};
+      // A signal the parent chose to ignore (nohup, a shell's background job) stays ignored.
+      if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN)
+        continue;
+      struct sigaction action {};
+      action.sa_handler = remove_temp_files_and_reraise;
+      sigemptyset(&action.sa_mask);
+      ::sigaction(sig, &action, nullptr);
+    }
+  });
+}
+
+/// The slot now holding `path`, or -1 when all are taken (the file is then only removed on
+/// the normal paths).
+int register_temp_file(const std::string &path) {
+  install_cleanup_handlers();
+  for (std::size_t k = 0; k < kTempSlots; ++k) {
+    char *expected = nullptr;
+    char *copy = ::strdup(path.c_str());
+    if (!copy)
+      return -1;
+    if (g_temp_files[k].compare_exchange_strong(expected, copy))
+      return static_cast<int>(k);
+    std::free(copy);
+  }
+  return -1;
+}
+
+/// Forgets a temporary file once it was renamed or removed.
+void unregister_temp_file(int slot) {
+  if (slot < 0)
+    return;
+  std::free(g_temp_files[static_cast<std::size_t>(slot)].exchange(nullptr));
+}
+
+bool under_proc(const std::string &dir) {
+  char *real = ::realpath(dir.empty() ? "." : dir.c_str(), nullptr);
+  if (!real)
+    return false;
+  std::string_view r(real);
+  bool proc = r == "/proc" || r.starts_with("/proc/");
+  std::free(real);
+  return proc;
+}
+
+/// How an output at a path is written: replaced through a temporary file (a regular file, or
+/// none yet), or opened and written in place (a device, a FIFO, a socket, or a file this
+/// process has open, reached through /proc: `/dev/stdout`, `/dev/fd/1`).
+struct OutputPlan {
+  enum Kind { Replace, InPlace, Fail } kind;
+  std::string target; ///< Replace: the file to replace (symbolic links followed)
+  std::string error;  ///< Fail
+};
+
+OutputPlan plan_output(const std::string &path) {
+  std::string p = path;
+  for (int hop = 0; hop < 40; ++hop) {
+    if (under_proc(parent_dir(p)))
+      return {OutputPlan::InPlace, p, {}};
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0) {
+      if (errno == ENOENT || errno == ENOTDIR)
+        return {OutputPlan::Replace, p, {}}; // a new file; a missing folder is reported by mkstemp
+      return {OutputPlan::Fail, p, errno_text(errno)};
+    }
+    if (S_ISREG(st.st_mode))
+      return {OutputPlan::Replace, p, {}};
+    if (S_ISDIR(st.st_mode))
+      return {OutputPlan::Fail, p, "is a directory"};
+    if (!S_ISLNK(st.st_mode))
+      return {OutputPlan::InPlace, p, {}};
+    char buf[PATH_MAX];
+    ssize_t n = ::readlink(p.c_str(), buf, sizeof buf);
+    if (n < 0)
+      return {OutputPlan::Fail, p, errno_text(errno)};
+    std::string link(buf, static_cast<std::size_t>(n));
+    if (link.starts_with("/proc/"))
+      return {OutputPlan::InPlace, p, {}};
+    p = join_path(parent_dir(p), link);
+  }
+  return {OutputPlan::Fail, path, "too many levels of symbolic links"};
+}
+
+} // namespace
 
 AtomicOutput::AtomicOutput(std::string path) : path_(std::move(path)) {}
 
@@ -101,13 +285,41 @@ bool AtomicOutput::open(std::string &error) {
     fd_ = STDOUT_FILENO;
     return true;
   }
-  std::string dir = parent_dir(path_);
-  std::string tmpl = join_path(dir, "." + file_stem(path_) + ".nkicc-tmp-XXXXXX");
+  OutputPlan plan = plan_output(path_);
+  if (plan.kind == OutputPlan::Fail) {
+    error = plan.error;
+    return false;
+  }
+  if (plan.kind == OutputPlan::InPlace) {
+    // Opening a FIFO waits for its reader, as a shell's `>` does.
+    int fd;
+    do
+      fd = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+      error = errno_text(errno);
+      return false;
+    }
+    // A regular file reached through /proc (`-o /dev/stdout > file`) starts empty, as after `>`.
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::ftruncate(fd, 0) != 0) {
+      error = errno_text(errno);
+      ::close(fd);
+      return false;
+    }
+    fd_ = fd;
+    direct_ = true;
+    return true;
+  }
+  target_ = std::move(plan.target);
+  std::string dir = parent_dir(target_);
+  std::string tmpl = join_path(dir, "." + file_stem(target_) + ".nkicc-tmp-XXXXXX");
   int fd = ::mkstemp(tmpl.data());
   if (fd < 0) {
     error = "cannot create a temporary file in '" + (dir.empty() ? std::string(".") : dir) + "': " + errno_text(errno);
     return false;
   }
+  temp_slot_ = register_temp_file(tmpl);
   // mkstemp creates 0600; an output file gets the usual permissions under the umask.
   mode_t mask = ::umask(0);
   ::umask(mask);
@@ -134,18 +346,26 @@ bool AtomicOutput::commit(std::string &error) {
     fd_ = -1;
     return true;
   }
+  if (direct_) {
+    bool ok = ::close(fd_) == 0 || (error = errno_text(errno), false);
+    fd_ = -1;
+    direct_ = false;
+    return ok;
+  }
   bool ok = ::fsync(fd_) == 0 || (error = errno_text(errno), false);
   if (::close(fd_) != 0 && ok) {
     error = errno_text(errno);
     ok = false;
   }
   fd_ = -1;
-  if (ok && ::rename(temp_.c_str(), path_.c_str()) != 0) {
+  if (ok && ::rename(temp_.c_str(), target_.c_str()) != 0) {
     error = errno_text(errno);
     ok = false;
   }
   if (!ok)
     ::unlink(temp_.c_str());
+  unregister_temp_file(temp_slot_);
+  temp_slot_ = -1;
   temp_.clear();
   return ok;
 }
@@ -153,9 +373,13 @@ bool AtomicOutput::commit(std::string &error) {
 void AtomicOutput::discard() {
   if (fd_ >= 0 && path_ != "-") {
     ::close(fd_);
-    ::unlink(temp_.c_str());
+    if (!direct_)
+      ::unlink(temp_.c_str());
   }
+  unregister_temp_file(temp_slot_);
+  temp_slot_ = -1;
   fd_ = -1;
+  direct_ = false;
   temp_.clear();
 }
 

@@ -1,9 +1,10 @@
 #include "nkicc/target/target.h"
 
+#include "nkicc/support/file_io.h"
+
 #include <fmt/format.h>
 
 #include <array>
-#include <fstream>
 
 namespace nkicc {
 
@@ -114,14 +115,12 @@ std::optional<ResolvedTarget> resolve_target(const TargetInputs &inputs, Diagnos
     }
     return ResolvedTarget{t, TargetSource::Env, false};
   }
-  if (std::ifstream in{inputs.dmi_path}) {
-    // A product name is short; never read more, whatever the path points at.
-    std::string text(256, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<std::size_t>(in.gcount()));
-    if (const TargetInfo *t = target_from_product_name(trim(text)))
+  // A product name is short; never read more, and never wait on whatever the path points at
+  // (a FIFO or a device is no product name: the fallback applies).
+  std::string why;
+  if (auto text = read_file_prefix(inputs.dmi_path, 256, why))
+    if (const TargetInfo *t = target_from_product_name(trim(*text)))
       return ResolvedTarget{t, TargetSource::Dmi, false};
-  }
   // NKI's own words (TraceKernel.so, seed 001 §2.5).
   diags.warning({}, "Unable to read MLA target. Assuming cross compile to trn1.", "target-fallback");
   return ResolvedTarget{find_target("trn1"), TargetSource::Fallback, true};

@@ -764,9 +764,9 @@ Value Evaluator::eval_subscript_key(const Expr &slice) {
   // their tuple and slice records come from spares that recycle_subscript_key() returns.
   if (slice.kind == ExprKind::Slice) {
     const auto &s = slice.as<SliceExpr>();
-    std::shared_ptr<SliceData> data;
+    Ref<SliceData> data;
     if (in_.spare_slices_.empty()) {
-      data = std::make_shared<SliceData>();
+      data = make_ref<SliceData>();
     } else {
       data = std::move(in_.spare_slices_.back());
       in_.spare_slices_.pop_back();
@@ -777,15 +777,12 @@ Value Evaluator::eval_subscript_key(const Expr &slice) {
       data->upper = eval(*s.upper);
     if (s.step)
       data->step = eval(*s.step);
-    Value out;
-    out.kind = Value::Kind::Slice;
-    out.heap = std::move(data);
-    return out;
+    return Value::from_heap(Value::Kind::Slice, std::move(data));
   }
   if (slice.kind == ExprKind::Tuple) {
-    std::shared_ptr<SeqData> data;
+    Ref<SeqData> data;
     if (in_.spare_tuples_.empty()) {
-      data = std::make_shared<SeqData>();
+      data = make_ref<SeqData>();
     } else {
       data = std::move(in_.spare_tuples_.back());
       in_.spare_tuples_.pop_back();
@@ -793,10 +790,7 @@ Value Evaluator::eval_subscript_key(const Expr &slice) {
     data->items.reserve(slice.as<TupleExpr>().elts.size());
     for (const Expr *x : slice.as<TupleExpr>().elts)
       data->items.push_back(eval_subscript_key(*x));
-    Value out;
-    out.kind = Value::Kind::Tuple;
-    out.heap = std::move(data);
-    return out;
+    return Value::from_heap(Value::Kind::Tuple, std::move(data));
   }
   return eval(slice);
 }
@@ -804,12 +798,13 @@ Value Evaluator::eval_subscript_key(const Expr &slice) {
 void Evaluator::recycle_subscript_key(Value &key) {
   // Only records nothing else holds: the object indexed may have kept the key.
   constexpr std::size_t kMaxSpares = 64;
-  if (!key.heap || key.heap.use_count() != 1)
+  if (key.use_count() != 1)
     return;
   auto recycle_slice = [this](Value &v) {
-    if (v.kind != Value::Kind::Slice || v.heap.use_count() != 1 || in_.spare_slices_.size() >= kMaxSpares)
+    if (v.kind != Value::Kind::Slice || v.use_count() != 1 || in_.spare_slices_.size() >= kMaxSpares)
       return;
-    auto data = std::static_pointer_cast<SliceData>(std::move(v.heap));
+    Ref<SliceData> data(&v.slice_data());
+    v = Value();
     data->lower = Value();
     data->upper = Value();
     data->step = Value();
@@ -821,7 +816,8 @@ void Evaluator::recycle_subscript_key(Value &key) {
   }
   if (key.kind != Value::Kind::Tuple || in_.spare_tuples_.size() >= kMaxSpares)
     return;
-  auto data = std::static_pointer_cast<SeqData>(std::move(key.heap));
+  Ref<SeqData> data(&key.seq());
+  key = Value();
   for (Value &item : data->items)
     recycle_slice(item);
   data->items.clear();
@@ -993,7 +989,25 @@ Value Evaluator::eval_inner(const Expr &e) {
   case ExprKind::Set: {
     std::vector<Value> items;
     elements(e.as<SetExpr>().elts, items);
-    return make_set(in_, std::move(items)); // lib: the set type (pylib.h)
+    // lib: the set type (pylib.h); CPython builds a display of three or more constants from a
+    // frozenset constant, which changes its iteration order.
+    auto constant = [](const Expr *x, auto &self) -> bool {
+      if (x->kind == ExprKind::Constant)
+        return true;
+      if (x->kind == ExprKind::UnaryOp)
+        return self(x->as<UnaryOpExpr>().operand, self);
+      if (x->kind == ExprKind::Tuple) {
+        for (const Expr *y : x->as<TupleExpr>().elts)
+          if (!self(y, self))
+            return false;
+        return true;
+      }
+      return false;
+    };
+    bool all_constant = true;
+    for (const Expr *x : e.as<SetExpr>().elts)
+      all_constant = all_constant && constant(x, constant);
+    return make_set(in_, std::move(items), all_constant);
   }
   case ExprKind::Dict: {
     const auto &d = e.as<DictExpr>();
@@ -1301,7 +1315,7 @@ Value Evaluator::call_function(FunctionObject &fn, CallArgs &args) {
         auto *f = e.value.as<FunctionObject>();
         if (!f || f->closure.get() != scope.get())
           continue;
-        if (e.value.heap.use_count() != 1)
+        if (e.value.use_count() != 1)
           return;
         ++closures;
       }
@@ -1855,7 +1869,7 @@ void Evaluator::exec_import(const ImportStmt &s) {
       return ns;
     };
     auto placeholder = [&](const std::string &name) {
-      return std::static_pointer_cast<Object>(in_.unresolved_module(name).heap);
+      return in_.unresolved_module(name).object()->shared_self();
     };
     std::string root = dotted.substr(0, dotted.find('.'));
     std::shared_ptr<Object> top = module_for(root);
@@ -1876,7 +1890,7 @@ void Evaluator::exec_import(const ImportStmt &s) {
           pm->globals().set(part, Value::object(child));
       } else {
         std::optional<Value> existing = pm ? pm->get_attr(in_, part) : std::nullopt;
-        child = existing && existing->object() ? std::static_pointer_cast<Object>(existing->heap) : placeholder(prefix);
+        child = existing && existing->object() ? existing->object()->shared_self() : placeholder(prefix);
       }
       parent = child;
     }

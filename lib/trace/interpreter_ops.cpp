@@ -285,6 +285,8 @@ Value repeat(const Interpreter &interp, const Value &seq, std::int64_t n) {
 std::int64_t slice_index(const Value &v) {
   if (is_intlike(v))
     return int_of(v);
+  if (std::optional<Value> n = index_number(v)) // lib: a NumPy integer
+    return int_of(*n);
   raise_python("TypeError", "slice indices must be integers or None or have an __index__ method");
 }
 
@@ -435,7 +437,7 @@ Value Interpreter::binary_op(BinOpKind op, const Value &l, const Value &r, Sourc
       break;
     case BinOpKind::BitOr:
       if (l.kind == K::Dict && r.kind == K::Dict) {
-        Value out = Value::dict(std::make_shared<DictData>(l.dict_data()));
+        Value out = Value::dict(make_ref<DictData>(l.dict_data()));
         dict_update_from(*this, out, r);
         return out;
       }
@@ -610,6 +612,10 @@ std::vector<Value> Interpreter::to_list(const Value &iterable, SourceLoc loc) {
 
 Value Interpreter::get_item(const Value &c, const Value &key, SourceLoc loc) {
   try {
+    // lib: a NumPy integer indexes a sequence as the int it holds (its __index__).
+    if (key.kind == K::Object && (c.kind == K::List || c.kind == K::Tuple || c.kind == K::Str))
+      if (std::optional<Value> n = index_number(key))
+        return get_item(c, *n, loc);
     switch (c.kind) {
     case K::Tuple:
     case K::List: {
@@ -685,6 +691,10 @@ Value Interpreter::get_item(const Value &c, const Value &key, SourceLoc loc) {
 
 void Interpreter::set_item(const Value &c, const Value &key, const Value &value, SourceLoc loc) {
   try {
+    // lib: a NumPy integer indexes a list as the int it holds (its __index__).
+    if (key.kind == K::Object && c.kind == K::List)
+      if (std::optional<Value> n = index_number(key))
+        return set_item(c, *n, value, loc);
     switch (c.kind) {
     case K::List: {
       auto &items = c.seq().items;

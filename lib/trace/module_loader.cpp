@@ -55,6 +55,16 @@ bool under(const std::string &canonical_path, const std::string &root) {
 
 std::string shown_dir(const std::string &dir) { return dir.empty() ? "." : dir; }
 
+/// The folder above a folder, in the form the user's paths have (relative stays relative:
+/// above "" is "..", above ".." is "../..").
+std::string parent_of(const std::string &dir) {
+  if (dir.empty() || dir == ".")
+    return "..";
+  if (dir == ".." || dir.ends_with("/.."))
+    return dir + "/..";
+  return parent_dir(dir);
+}
+
 /// "x.py or x/__init__.py in 'a', 'b'".
 std::string describe_search(std::string_view part, const std::vector<std::string> &dirs,
                             const std::vector<std::string> &notes) {
@@ -102,36 +112,47 @@ std::string FileModuleLoader::module_name_under(std::string_view root, std::stri
 }
 
 std::pair<std::string, std::string> FileModuleLoader::name_and_root(const std::string &path) const {
-  // Under the description's folder, every folder on the way is a package (regular or
-  // namespace), as when that folder is on sys.path.
-  std::string base = canonical(base_dir_), file = canonical(path);
-  if (under(file, base)) {
-    std::string name = module_name_under(base, file);
-    if (!name.empty())
-      return {name, base_dir_};
-  }
-  // Elsewhere, the package is the chain of folders with an __init__.py above the file.
+  // The package of a file is the chain of folders above it up to the topmost one with an
+  // __init__.py (folders without one inside it are namespace portions of that package, as
+  // `reference/rmsnorm_quant/` in `reference/__init__.py`'s package).
   std::string dir = parent_dir(path);
   std::string stem = file_stem(path);
-  std::vector<std::string> parts;
-  if (stem == "__init__") {
-    parts.push_back(file_stem(dir.empty() ? canonical(".") : dir));
-    dir = parent_dir(dir.empty() ? canonical(".") : dir);
-  } else {
-    parts.push_back(stem);
-  }
-  while (true) {
-    std::string here = dir.empty() ? canonical(".") : dir;
-    std::string folder = file_stem(here);
-    if (here == "/" || !is_identifier(folder) || kind_of(join_path(dir, "__init__.py")) != Kind::Regular)
+  std::vector<std::string> chain; // folder names, innermost first
+  std::vector<std::string> dirs;  // the folders themselves
+  std::size_t top = std::string::npos;
+  for (std::string here = dir; chain.size() < 64;) {
+    std::string shown = here.empty() ? "." : here;
+    std::string folder = file_stem(canonical(shown));
+    if (canonical(shown) == "/" || !is_identifier(folder))
       break;
-    parts.insert(parts.begin(), folder);
-    dir = parent_dir(here);
+    chain.push_back(folder);
+    dirs.push_back(here);
+    if (kind_of(join_path(here, "__init__.py")) == Kind::Regular)
+      top = chain.size() - 1;
+    here = parent_of(here);
   }
+  std::vector<std::string> parts;
+  std::string root = dir;
+  if (top != std::string::npos) {
+    for (std::size_t k = top + 1; k-- > 0;)
+      parts.push_back(chain[k]);
+    root = parent_of(dirs[top]);
+  } else {
+    // No package on disk: under the description's folder, every folder on the way counts as
+    // one (as when that folder is on sys.path).
+    std::string base = canonical(base_dir_), file = canonical(path);
+    if (under(file, base)) {
+      std::string name = module_name_under(base, file);
+      if (!name.empty())
+        return {name, base_dir_};
+    }
+  }
+  if (stem != "__init__")
+    parts.push_back(stem);
   std::string name;
   for (const std::string &p : parts)
     name += (name.empty() ? "" : ".") + p;
-  return {name, dir};
+  return {name.empty() ? stem : name, root};
 }
 
 bool FileModuleLoader::allowed(const std::string &canonical_path) const {

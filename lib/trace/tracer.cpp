@@ -3,7 +3,7 @@
 // kernel's specialization cache (seed 001 §5).
 #include "nkicc/trace/tracer.h"
 
-#include "nki/nki.h"
+#include "nki/runtime.h"
 #include "nkicc/cache/cache_key.h"
 #include "nkicc/cache/py_repr.h"
 #include "nkicc/support/file_io.h"
@@ -15,6 +15,12 @@
 #include <unordered_map>
 
 namespace nkicc::trace {
+
+using nki::JitKernel;
+using nki::KernelBuilder;
+using nki::NkiRuntime;
+using nki::shape_text;
+using nki::TensorRef;
 
 namespace {
 

@@ -10,70 +10,87 @@
 namespace nkicc::trace {
 
 Value Value::str(std::string v) {
-  Value out;
-  out.kind = Kind::Str;
-  auto data = std::make_shared<StrData>();
+  auto data = make_ref<StrData>();
   data->text = std::move(v);
-  out.heap = std::move(data);
-  return out;
+  return from_heap(Kind::Str, std::move(data));
 }
 Value Value::tuple(std::vector<Value> items) {
-  Value out;
-  out.kind = Kind::Tuple;
-  auto data = std::make_shared<SeqData>();
+  auto data = make_ref<SeqData>();
   data->items = std::move(items);
-  out.heap = std::move(data);
-  return out;
+  return from_heap(Kind::Tuple, std::move(data));
 }
 Value Value::list(std::vector<Value> items) {
-  Value out = tuple(std::move(items));
-  out.kind = Kind::List;
-  return out;
+  auto data = make_ref<SeqData>();
+  data->items = std::move(items);
+  return from_heap(Kind::List, std::move(data));
 }
 Value Value::dict(std::vector<std::pair<Value, Value>> entries) {
-  Value out;
-  out.kind = Kind::Dict;
-  auto data = std::make_shared<DictData>();
+  auto data = make_ref<DictData>();
   for (auto &[key, value] : entries)
     data->set(nullptr, key, std::move(value));
-  out.heap = std::move(data);
-  return out;
+  return from_heap(Kind::Dict, std::move(data));
 }
-Value Value::dict(std::shared_ptr<DictData> data) {
-  Value out;
-  out.kind = Kind::Dict;
-  out.heap = std::move(data);
-  return out;
-}
+Value Value::dict(Ref<DictData> data) { return from_heap(Kind::Dict, std::move(data)); }
 Value Value::slice(Value lower, Value upper, Value step) {
-  Value out;
-  out.kind = Kind::Slice;
-  auto data = std::make_shared<SliceData>();
+  auto data = make_ref<SliceData>();
   data->lower = std::move(lower);
   data->upper = std::move(upper);
   data->step = std::move(step);
-  out.heap = std::move(data);
-  return out;
+  return from_heap(Kind::Slice, std::move(data));
 }
 Value Value::object(std::shared_ptr<Object> obj) {
+  Object *raw = obj.get();
+  if (raw->ref_count() == 0)
+    raw->anchor_ = std::move(obj);
+  return object(Ref<Object>(raw));
+}
+Value Value::object(Ref<Object> obj) {
   Value out;
   out.kind = Kind::Object;
-  out.heap = std::move(obj);
+  out.ptr_ = obj.release_ownership();
   return out;
 }
 
-const std::string &Value::str_text() const { return static_cast<StrData *>(heap.get())->text; }
-SeqData &Value::seq() const { return *static_cast<SeqData *>(heap.get()); }
-DictData &Value::dict_data() const { return *static_cast<DictData *>(heap.get()); }
-SliceData &Value::slice_data() const { return *static_cast<SliceData *>(heap.get()); }
-Object *Value::object() const { return kind == Kind::Object ? static_cast<Object *>(heap.get()) : nullptr; }
+const std::string &Value::str_text() const { return static_cast<StrData *>(ptr_)->text; }
+SeqData &Value::seq() const { return *static_cast<SeqData *>(ptr_); }
+DictData &Value::dict_data() const { return *static_cast<DictData *>(ptr_); }
+SliceData &Value::slice_data() const { return *static_cast<SliceData *>(ptr_); }
+Object *Value::object() const { return kind == Kind::Object ? static_cast<Object *>(ptr_) : nullptr; }
+
+std::shared_ptr<Object> Object::shared_self() {
+  if (!anchor_)
+    anchor_ = std::shared_ptr<Object>(this, [](Object *o) { delete o; });
+  return anchor_;
+}
+void Object::last_release() {
+  if (!anchor_) {
+    delete this;
+    return;
+  }
+  // Dropping the shared ownership may destroy this object: nothing may touch it afterwards.
+  std::shared_ptr<Object> keep = std::move(anchor_);
+}
 
 // A kernel may build a list nested a million deep (`a = [a]` in a loop); destroying it
 // recursively would overflow the C++ stack, so nested containers are released from a worklist.
 namespace {
-thread_local std::vector<std::shared_ptr<HeapData>> *g_release_list = nullptr;
+thread_local std::vector<HeapData *> *g_release_list = nullptr;
 /// The worklist's storage, kept between releases so that destroying a tuple does not allocate.
-thread_local std::vector<std::shared_ptr<HeapData>> g_release_storage;
+thread_local std::vector<HeapData *> g_release_storage;
+
+/// Releases `v`; when it is the last reference to a container, the container's destruction is
+/// deferred to the worklist.
+void defer_release(std::vector<HeapData *> &out, Value &v) {
+  HeapData *p = v.heap_data();
+  if (!p)
+    return;
+  if (p->ref_count() == 1) {
+    out.push_back(p); // the worklist now owns this reference
+    ::new (&v) Value();
+  } else {
+    v = Value();
+  }
+}
 
 template <class F> void release_children(F &&collect) {
   bool owner = g_release_list == nullptr;
@@ -81,14 +98,14 @@ template <class F> void release_children(F &&collect) {
     g_release_list = &g_release_storage;
   collect(*g_release_list);
   if (owner) {
-    std::vector<std::shared_ptr<HeapData>> &local = g_release_storage;
+    std::vector<HeapData *> &local = g_release_storage;
     while (!local.empty()) {
-      std::shared_ptr<HeapData> item = std::move(local.back());
+      HeapData *item = local.back();
       local.pop_back();
-      item.reset();
+      item->release();
     }
     if (local.capacity() > 4096) // after a huge nested container, give the memory back
-      std::vector<std::shared_ptr<HeapData>>().swap(local);
+      std::vector<HeapData *>().swap(local);
     g_release_list = nullptr;
   }
 }
@@ -97,31 +114,27 @@ template <class F> void release_children(F &&collect) {
 SeqData::~SeqData() {
   if (items.empty())
     return;
-  release_children([this](std::vector<std::shared_ptr<HeapData>> &out) {
+  release_children([this](std::vector<HeapData *> &out) {
     for (Value &v : items)
-      if (v.heap)
-        out.push_back(std::move(v.heap));
+      defer_release(out, v);
   });
 }
 DictData::~DictData() {
   if (entries_.empty())
     return;
-  release_children([this](std::vector<std::shared_ptr<HeapData>> &out) {
+  release_children([this](std::vector<HeapData *> &out) {
     for (auto &[k, v] : entries_) {
-      if (k.heap)
-        out.push_back(std::move(k.heap));
-      if (v.heap)
-        out.push_back(std::move(v.heap));
+      defer_release(out, k);
+      defer_release(out, v);
     }
   });
 }
 void release_nested(Value *values, std::size_t count) {
   if (count == 0)
     return;
-  release_children([values, count](std::vector<std::shared_ptr<HeapData>> &out) {
+  release_children([values, count](std::vector<HeapData *> &out) {
     for (std::size_t k = 0; k < count; ++k)
-      if (values[k].heap)
-        out.push_back(std::move(values[k].heap));
+      defer_release(out, values[k]);
   });
 }
 
@@ -276,11 +289,11 @@ void append_repr(std::string &out, const Value &v) {
   case Value::Kind::Tuple:
   case Value::Kind::List: {
     bool list = v.kind == Value::Kind::List;
-    if (list && in_repr(v.heap.get())) {
+    if (list && in_repr(v.heap_data())) {
       out += "[...]";
       return;
     }
-    ReprGuard guard(v.heap.get());
+    ReprGuard guard(v.heap_data());
     const auto &items = v.seq().items;
     out += list ? '[' : '(';
     for (std::size_t k = 0; k < items.size(); ++k) {
@@ -295,11 +308,11 @@ void append_repr(std::string &out, const Value &v) {
   }
   case Value::Kind::Dict: {
     const DictData &d = v.dict_data();
-    if (in_repr(v.heap.get())) {
+    if (in_repr(v.heap_data())) {
       out += d.flavor == DictData::Flavor::Dict ? "{...}" : "...";
       return;
     }
-    ReprGuard guard(v.heap.get());
+    ReprGuard guard(v.heap_data());
     auto entries = [&](std::string_view open, std::string_view sep, std::string_view close) {
       out += open;
       bool first = true;

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -50,6 +51,33 @@ TEST_CASE("atomic writes replace the file and leave no temporary behind", "[supp
   CHECK_FALSE(read_file(dir + "/none", error));
   CHECK(error == "no such file or directory");
   ::unlink(path.c_str());
+  ::rmdir(dir.c_str());
+}
+
+TEST_CASE("only regular files are read, and never waited on", "[support]") {
+  char tmpl[] = "/tmp/nkicc-unit-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl));
+  std::string dir = tmpl;
+  std::string fifo = dir + "/pipe";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::string error;
+  CHECK_FALSE(read_file(fifo, error));
+  CHECK(error == "is a named pipe, not a regular file");
+  CHECK_FALSE(read_file_prefix(fifo, 16, error));
+  CHECK(error == "is a named pipe, not a regular file");
+  CHECK_FALSE(read_file("/dev/zero", error));
+  CHECK(error == "is a character device, not a regular file");
+
+  std::string path = dir + "/name";
+  REQUIRE(write_file_atomically(path, "trn2.48xlarge\n", error));
+  auto prefix = read_file_prefix(path, 4, error);
+  REQUIRE(prefix);
+  CHECK(*prefix == "trn2");
+  auto whole = read_file_prefix(path, 256, error);
+  REQUIRE(whole);
+  CHECK(*whole == "trn2.48xlarge\n");
+  ::unlink(path.c_str());
+  ::unlink(fifo.c_str());
   ::rmdir(dir.c_str());
 }
 

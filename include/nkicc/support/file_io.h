@@ -15,7 +15,13 @@ inline constexpr std::size_t kMaxInputBytes = std::size_t{1} << 31;
 
 /// Reads a whole file ("-" reads standard input). On failure returns nullopt and sets `error`
 /// to a lowercase reason (`no such file or directory`, `is a directory`, `file is larger than 2 GiB`).
+/// Only a regular file is read: a FIFO, a device or a socket is refused at once (`is a named
+/// pipe, not a regular file`), never waited on, and the size limit is checked before reading.
+/// Standard input may be a pipe, a file or a terminal, not a device.
 std::optional<std::string> read_file(const std::string &path, std::string &error);
+
+/// The first `max_bytes` of a regular file (all of it when shorter), with read_file()'s checks.
+std::optional<std::string> read_file_prefix(const std::string &path, std::size_t max_bytes, std::string &error);
 
 /// Writes `data` to `path` through a temporary file in the same folder, then renames it into
 /// place. On failure the temporary file is removed, an existing `path` is left untouched and
@@ -26,6 +32,12 @@ bool write_file_atomically(const std::string &path, std::string_view data, std::
 /// the folder of `path`, created at the first write, and commit() renames it over `path`.
 /// Destroyed (or discarded) without commit(), the temporary file is removed and `path` is left
 /// untouched. "-" writes straight to standard output.
+///
+/// Only a regular file (or a path that does not exist yet) is replaced that way, as LLVM's tools
+/// do: a device, a FIFO or a socket (`-o /dev/null`, `-o /dev/stdout`, a named pipe) is opened
+/// and written in place, so that the node itself is never replaced. A symbolic link to a regular
+/// file keeps the link: the file it points to is the one replaced. While a temporary file
+/// exists, SIGINT, SIGTERM and SIGHUP remove it before the process dies of the signal.
 class AtomicOutput {
 public:
   explicit AtomicOutput(std::string path);
@@ -43,8 +55,11 @@ public:
 private:
   bool open(std::string &error);
   std::string path_;
+  std::string target_; ///< the file a commit replaces: path_, or where its symbolic links lead
   std::string temp_;
   int fd_ = -1;
+  int temp_slot_ = -1; ///< this output's entry in the signal handler's list of temporary files
+  bool direct_ = false; ///< writing into a device, FIFO or socket in place (no temporary file)
   bool failed_ = false;
 };
 

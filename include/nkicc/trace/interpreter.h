@@ -386,8 +386,8 @@ private:
   /// Scopes of finished calls that nothing else held, reset (bounded the same way).
   std::vector<std::shared_ptr<Scope>> spare_scopes_;
   /// Subscript keys' records, reused (Evaluator::eval_subscript_key).
-  std::vector<std::shared_ptr<SliceData>> spare_slices_;
-  std::vector<std::shared_ptr<SeqData>> spare_tuples_;
+  std::vector<Ref<SliceData>> spare_slices_;
+  std::vector<Ref<SeqData>> spare_tuples_;
 };
 
 } // namespace nkicc::trace

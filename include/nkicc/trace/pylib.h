@@ -19,7 +19,10 @@ std::string percent_format(Interpreter &interp, const std::string &fmt, const Va
 
 /// A set display `{a, b}` or comprehension: the items added in order, as CPython's BUILD_SET
 /// (so that a set of ints iterates in CPython's order). Unhashable items raise TypeError.
-Value make_set(Interpreter &interp, std::vector<Value> items);
+/// `constant_display`: a display of constants only, which CPython compiles into a frozenset
+/// constant rebuilt from its own iteration order (compile.c merge_consts_recursive); with three
+/// or more items that order is the set's.
+Value make_set(Interpreter &interp, std::vector<Value> items, bool constant_display = false);
 
 /// What iterating a dict yields: its keys (`for k in d`), values or (key, value) items.
 enum class DictPart : std::uint8_t { Keys, Values, Items };
@@ -31,6 +34,10 @@ std::unique_ptr<Iterator> dict_iterator(const Value &dict, DictPart part);
 Value dict_get_item(Interpreter &interp, const Value &dict, const Value &key);
 /// `d.update(other)`: from a dict, a mapping (anything with keys()) or (key, value) pairs.
 void dict_update_from(Interpreter &interp, const Value &dict, const Value &other);
+
+/// The int an index that is not an int stands for (a NumPy integer: its `__index__`), or
+/// nullopt. Sequences indexed by one read this.
+std::optional<Value> index_number(const Value &v);
 
 /// `hash(v)`: ints, floats, bools, tuples and frozensets exactly as CPython 3.11 hashes them,
 /// str by a fixed function (CPython randomizes its own), Objects through Object::hash (by

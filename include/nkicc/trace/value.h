@@ -23,11 +23,77 @@ namespace nkicc::trace {
 class Interpreter;
 class Object;
 
-/// Everything a Value points to on the heap derives from this, so that a Value is one tag,
-/// one scalar and one shared pointer (32 bytes).
+/// Everything a Value points to on the heap derives from this. The reference count is
+/// intrusive and not atomic (the interpreter runs on one thread): copying a Value is one
+/// increment, and a Value is one tag and one word (16 bytes).
 struct HeapData {
+  HeapData() = default;
+  HeapData(const HeapData &) : refs_(0) {}
+  HeapData &operator=(const HeapData &) { return *this; }
   virtual ~HeapData() = default;
+
+  /// How many Values and Refs hold this.
+  std::uint32_t ref_count() const { return refs_; }
+
+  void retain() const { ++refs_; }
+  void release() const {
+    if (--refs_ == 0)
+      const_cast<HeapData *>(this)->last_release();
+  }
+
+protected:
+  /// The last Value or Ref let go: deletes, unless a std::shared_ptr still owns the object.
+  virtual void last_release() { delete this; }
+
+private:
+  mutable std::uint32_t refs_ = 0;
 };
+
+/// An intrusive pointer to heap data (a Value's payload, an interpreter object).
+template <class T> class Ref {
+public:
+  Ref() = default;
+  Ref(std::nullptr_t) {}
+  explicit Ref(T *p) : p_(p) {
+    if (p_)
+      p_->retain();
+  }
+  Ref(const Ref &o) : Ref(o.p_) {}
+  Ref(Ref &&o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+  template <class U, class = std::enable_if_t<std::is_convertible_v<U *, T *>>> Ref(const Ref<U> &o) : Ref(o.get()) {}
+  template <class U, class = std::enable_if_t<std::is_convertible_v<U *, T *>>>
+  Ref(Ref<U> &&o) noexcept : p_(o.release_ownership()) {}
+  ~Ref() {
+    if (p_)
+      p_->release();
+  }
+  Ref &operator=(Ref o) noexcept {
+    std::swap(p_, o.p_);
+    return *this;
+  }
+
+  T *get() const { return p_; }
+  T *operator->() const { return p_; }
+  T &operator*() const { return *p_; }
+  explicit operator bool() const { return p_ != nullptr; }
+  friend bool operator==(const Ref &a, const Ref &b) { return a.p_ == b.p_; }
+  void reset() { Ref().swap(*this); }
+  void swap(Ref &o) noexcept { std::swap(p_, o.p_); }
+  /// Gives up the reference without releasing it (the caller now holds it).
+  T *release_ownership() { return std::exchange(p_, nullptr); }
+  /// Takes over a reference already counted (from release_ownership).
+  static Ref adopt(T *p) {
+    Ref out;
+    out.p_ = p;
+    return out;
+  }
+
+private:
+  T *p_ = nullptr;
+};
+
+template <class T, class... Args> Ref<T> make_ref(Args &&...args) { return Ref<T>(new T(std::forward<Args>(args)...)); }
+template <class T, class U> Ref<T> static_ref_cast(const Ref<U> &r) { return Ref<T>(static_cast<T *>(r.get())); }
 
 struct Value;
 struct StrData;
@@ -36,17 +102,41 @@ struct DictData;
 struct SliceData;
 
 struct Value {
-  enum class Kind : std::uint8_t { None, Bool, Int, Float, Str, Tuple, List, Dict, Slice, Ellipsis, Object };
+  /// Kinds from Str on point to heap data (is_heap()); a new heap kind goes after Str.
+  enum class Kind : std::uint8_t { None, Bool, Int, Float, Ellipsis, Str, Tuple, List, Dict, Slice, Object };
 
   Kind kind = Kind::None;
   union {
     bool b;
     std::int64_t i;
     double f;
+    HeapData *ptr_; ///< kinds from Str on; use heap_data()
   };
-  std::shared_ptr<HeapData> heap; ///< Str, Tuple, List, Dict, Slice, Object
 
   Value() : i(0) {}
+  Value(const Value &o) noexcept : kind(o.kind), i(o.i) {
+    if (is_heap())
+      ptr_->retain();
+  }
+  Value(Value &&o) noexcept : kind(o.kind), i(o.i) { o.kind = Kind::None; }
+  Value &operator=(const Value &o) noexcept {
+    if (o.is_heap())
+      o.ptr_->retain();
+    drop();
+    kind = o.kind;
+    i = o.i;
+    return *this;
+  }
+  Value &operator=(Value &&o) noexcept {
+    if (this != &o) {
+      drop();
+      kind = o.kind;
+      i = o.i;
+      o.kind = Kind::None;
+    }
+    return *this;
+  }
+  ~Value() { drop(); }
 
   static Value none() { return Value(); }
   static Value boolean(bool v) {
@@ -71,18 +161,39 @@ struct Value {
   static Value tuple(std::vector<Value> items);
   static Value list(std::vector<Value> items);
   static Value dict(std::vector<std::pair<Value, Value>> entries = {});
-  static Value dict(std::shared_ptr<DictData> data);
+  static Value dict(Ref<DictData> data);
   static Value slice(Value lower, Value upper, Value step);
   static Value ellipsis() {
     Value out;
     out.kind = Kind::Ellipsis;
     return out;
   }
+  /// An object owned by std::shared_ptr (std::make_shared): the Value keeps it alive.
   static Value object(std::shared_ptr<Object> obj);
+  /// An object owned by intrusive references (make_ref).
+  static Value object(Ref<Object> obj);
+  template <class T, class = std::enable_if_t<std::is_base_of_v<Object, T>>> static Value object(Ref<T> obj) {
+    return object(Ref<Object>(std::move(obj)));
+  }
+  /// A Value of `kind` (Str, Tuple, List, Dict, Slice) holding `data`.
+  static Value from_heap(Kind kind, Ref<HeapData> data) {
+    Value out;
+    out.kind = kind;
+    out.ptr_ = data.release_ownership();
+    return out;
+  }
 
   bool is_none() const { return kind == Kind::None; }
   bool is_int() const { return kind == Kind::Int; }
   bool is_number() const { return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool; }
+  bool is_heap() const { return kind >= Kind::Str; }
+
+  /// The heap data of a heap kind, else null.
+  HeapData *heap_data() const { return is_heap() ? ptr_ : nullptr; }
+  /// Whether both are the same heap data (identity of containers and objects).
+  bool same_heap(const Value &o) const { return is_heap() && o.is_heap() && ptr_ == o.ptr_; }
+  /// How many Values and Refs hold this value's heap data (0 for inline kinds).
+  std::uint32_t use_count() const { return is_heap() ? ptr_->ref_count() : 0; }
 
   const std::string &str_text() const; ///< kind Str
   SeqData &seq() const;                ///< kind Tuple or List (a list is shared and mutable)
@@ -93,6 +204,16 @@ struct Value {
   /// The Object as a T, or null when this is not an Object of that type.
   template <class T> T *as() const;
   template <class T> std::shared_ptr<T> shared_as() const;
+  template <class T> Ref<T> ref_as() const {
+    T *p = as<T>();
+    return Ref<T>(p);
+  }
+
+private:
+  void drop() {
+    if (is_heap())
+      ptr_->release();
+  }
 };
 
 struct StrData : HeapData {
@@ -234,8 +355,7 @@ public:
 class Object : public HeapData {
 public:
   Object() = default;
-  /// A copy is a new object: it gets its own identity.
-  Object(const Object &) : HeapData() {}
+  Object(const Object &) : HeapData() {} ///< a copy is a new object: it shares no ownership, nor identity
   Object &operator=(const Object &) { return *this; }
 
   /// Python's type name, for messages (`'Tile' object is not callable`).
@@ -296,7 +416,18 @@ public:
   /// in the same order on every run (an address would differ run to run).
   std::int64_t identity_hash() const;
 
+  /// A std::shared_ptr sharing ownership with the Values that hold this object (made on first
+  /// use for an object made by make_ref).
+  std::shared_ptr<Object> shared_self();
+
+protected:
+  void last_release() override;
+
 private:
+  friend struct Value;
+  /// While Values hold an object that a std::shared_ptr owns (std::make_shared), the shared
+  /// ownership is kept here; the last Value to let go drops it.
+  std::shared_ptr<Object> anchor_;
   mutable std::uint32_t serial_ = 0;
 };
 
@@ -306,18 +437,16 @@ private:
 template <class T> T *Value::as() const {
   if (kind != Kind::Object)
     return nullptr;
-  auto *obj = static_cast<Object *>(heap.get());
-  if (obj && &typeid(*obj) == &typeid(T))
+  auto *obj = static_cast<Object *>(ptr_);
+  if (&typeid(*obj) == &typeid(T))
     return static_cast<T *>(obj);
   return dynamic_cast<T *>(obj);
 }
 template <class T> std::shared_ptr<T> Value::shared_as() const {
-  if (kind != Kind::Object)
+  T *p = as<T>();
+  if (!p)
     return nullptr;
-  auto *obj = static_cast<Object *>(heap.get());
-  if (obj && &typeid(*obj) == &typeid(T))
-    return std::static_pointer_cast<T>(heap);
-  return std::dynamic_pointer_cast<T>(std::static_pointer_cast<Object>(heap));
+  return std::shared_ptr<T>(static_cast<Object *>(ptr_)->shared_self(), p);
 }
 
 /// Python's `a / b` for ints (b != 0): the exact quotient rounded once to the nearest double,

@@ -1,0 +1,54 @@
+// The state of one trace: the IR function being built and the facts NKI calls need (the
+// target, the SPMD grid, which instruction last wrote each tile).
+#pragma once
+
+#include "common.h"
+
+#include "nkicc/target/target.h"
+
+#include <initializer_list>
+#include <memory>
+#include <vector>
+
+namespace nkicc::nki {
+
+class TensorRef;
+
+class KernelBuilder {
+public:
+  KernelBuilder(Interpreter &interp, const TargetInfo &target, std::vector<std::int64_t> grid,
+                std::uint64_t max_instructions);
+
+  ir::TensorId new_tensor(std::string name, ir::TensorRole role, ir::Memory memory, ir::Shape shape, DType dtype,
+                          bool auto_named);
+  /// A view of the whole tensor.
+  std::shared_ptr<TensorRef> full_view(ir::TensorId id);
+  /// Appends an instruction, recording the loop kind and the location of the call in progress.
+  void emit(ir::Opcode opcode, ir::Engine engine, std::span<const ir::AccessPattern> dst,
+            std::span<const ir::AccessPattern> src, const ir::AttrList &attrs = {});
+  void emit(ir::Opcode opcode, ir::Engine engine, std::initializer_list<ir::AccessPattern> dst,
+            std::initializer_list<ir::AccessPattern> src, const ir::AttrList &attrs = {}) {
+    emit(opcode, engine, std::span<const ir::AccessPattern>(dst.begin(), dst.size()),
+         std::span<const ir::AccessPattern>(src.begin(), src.size()), attrs);
+  }
+  void emit(ir::Opcode opcode, ir::Engine engine, std::initializer_list<ir::AccessPattern> dst,
+            const std::vector<ir::AccessPattern> &src, const ir::AttrList &attrs = {}) {
+    emit(opcode, engine, std::span<const ir::AccessPattern>(dst.begin(), dst.size()), src, attrs);
+  }
+  /// A fresh tile name (`add.3`) for results the kernel does not name.
+  std::string auto_name(std::string_view stem);
+  void rename(ir::TensorId id, std::string_view name);
+
+  Interpreter &interp;
+  const TargetInfo &target;
+  std::vector<std::int64_t> grid;
+  /// The interpreter's call depth inside the kernel's own body: deeper is a helper function.
+  std::size_t kernel_call_depth = 0;
+  std::uint64_t max_instructions;
+  ir::Function fn;
+  std::vector<bool> auto_named;
+  /// The index of the instruction that last wrote each tile, for `psum[...] += nl.matmul(...)`.
+  ir::SegmentedVector<std::int64_t> last_writer;
+};
+
+} // namespace nkicc::nki

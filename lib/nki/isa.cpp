@@ -1,0 +1,215 @@
+// nisa: NKI's instruction-level ops, each one instruction on one engine. Each takes its
+// legacy value-returning form and the new API's `dst=` form (DstForm).
+#include "index.h"
+#include "lowering.h"
+#include "op_table.h"
+#include "runtime.h"
+
+#include <fmt/format.h>
+
+namespace nkicc::nki {
+
+namespace {
+
+Value lower_nc_matmul(OpCall &c) {
+  return nc_matmul(c.kb(), *c.required_tensor("stationary"), *c.required_tensor("moving"), "nc_matmul");
+}
+
+Value lower_nc_transpose(OpCall &c) {
+  ir::Engine engine = ir::Engine::Tensor;
+  if (const Value *e = c.get("engine"))
+    if (e->kind == Value::Kind::Str && e->str_text() == "vector_engine")
+      engine = ir::Engine::Vector;
+  return transpose(c.kb(), *c.required_tensor("data"), "nc_transpose", engine);
+}
+
+Value lower_activation(OpCall &c) {
+  return activation(c.kb(), c.op_name("op"), *c.required_tensor("data"), c.dtype(), c.get("bias"), c.get("scale"),
+                    "activation");
+}
+
+Value lower_tensor_tensor(OpCall &c) {
+  return tensor_tensor(c.kb(), c.op_name("op"), *c.required_tensor("data1"), *c.required_tensor("data2"), c.dtype(),
+                       "data1", "data2", "tensor_tensor");
+}
+
+Value lower_tensor_scalar(OpCall &c) {
+  auto x = c.required_tensor("data");
+  KernelBuilder &kb = c.kb();
+  ir::AttrList attrs;
+  std::vector<ir::AccessPattern> src = {x->ap};
+  auto operand = [&](const char *op_param, const char *operand_param, const char *reverse_param) {
+    attrs.emplace_back(op_param, PyConstant::str(c.op_name(op_param)));
+    const Value &v = c.required(operand_param);
+    if (auto t = v.shared_as<TensorRef>()) {
+      // A [P, 1] tile supplies one scalar per partition.
+      if (t->shape()[0] != x->shape()[0])
+        raise_error("err_num_partition_mismatch",
+                    fmt::format("number of partitions (dimension 0 size of a tile) mismatch in parameters (data{}, "
+                                "{}{}) of 'tensor_scalar'",
+                                shape_text(x->shape()), operand_param, shape_text(t->shape())));
+      src.push_back(broadcast_view(*t, x->shape()));
+      attrs.emplace_back(operand_param, PyConstant::str("tile"));
+    } else {
+      attrs.emplace_back(operand_param, scalar_constant(v));
+    }
+    attrs.emplace_back(reverse_param, PyConstant::boolean(c.flag(reverse_param)));
+  };
+  operand("op0", "operand0", "reverse0");
+  if (c.has("op1"))
+    operand("op1", "operand1", "reverse1");
+  auto out = new_tile(kb, "tensor_scalar", ir::Memory::Sbuf, x->shape(), c.dtype().value_or(x->tensor().dtype));
+  c.emit({&out->ap, 1}, src, attrs);
+  return Value::object(out);
+}
+
+Value lower_tensor_reduce(OpCall &c) {
+  return reduce(c.kb(), c.op_name("op"), *c.required_tensor("data"), c.required("axis"), c.flag("keepdims"),
+                c.flag("negate"), c.dtype(), "tensor_reduce");
+}
+
+Value lower_tensor_copy(OpCall &c) {
+  auto x = c.required_tensor("src");
+  KernelBuilder &kb = c.kb();
+  auto out = new_tile(kb, "tensor_copy", ir::Memory::Sbuf, x->shape(), c.dtype().value_or(x->tensor().dtype));
+  c.emit({&out->ap, 1}, {&x->ap, 1});
+  return Value::object(out);
+}
+
+// `nisa.memset(shape, value, dtype)` makes a tile; the new API's `nisa.memset(dst=t, value=0)`
+// (or `nisa.memset(t, 0)`) fills an existing one.
+Value lower_memset(OpCall &c) {
+  std::shared_ptr<TensorRef> dst = c.tensor("dst");
+  if (!dst)
+    dst = c.tensor("shape");
+  if (dst) {
+    require_on_chip(*dst, "memset", "dst");
+    if (!dst->out_of_bound.empty())
+      raise_error("err_tensor_access_out_of_bound", dst->out_of_bound);
+    memset(c.kb(), *dst, c.required("value"));
+    return Value::none();
+  }
+  ir::Shape shape = shape_arg(c.required("shape"), "memset");
+  auto dtype = c.dtype();
+  if (!dtype)
+    raise_error("TypeError", "memset() missing required argument 'dtype'");
+  KernelBuilder &kb = c.kb();
+  auto out = new_tile(kb, "memset", ir::Memory::Sbuf, shape, *dtype);
+  memset(kb, *out, c.required("value"));
+  return Value::object(out);
+}
+
+Value lower_iota(OpCall &c) {
+  auto dtype = c.dtype();
+  if (!dtype)
+    raise_error("TypeError", "iota() missing required argument 'dtype'");
+  auto *ix = c.required("expr").as<IndexObject>();
+  if (!ix)
+    raise_error("TypeError", "the 'expr' of 'iota' must be an index expression such as nl.arange(128)[:, None]");
+  ir::Shape shape;
+  for (int i = 0; i < ix->rank; ++i)
+    shape.push_back(i == ix->axis ? ix->count : 1);
+  if (shape.size() == 1)
+    shape.push_back(1);
+  KernelBuilder &kb = c.kb();
+  auto out = new_tile(kb, "iota", ir::Memory::Sbuf, shape, *dtype);
+  c.emit({&out->ap, 1}, {}, {{"start", PyConstant::str(ix->start.text())}, {"step", PyConstant::integer(ix->step)}});
+  return Value::object(out);
+}
+
+Value lower_affine_select(OpCall &c) {
+  auto *pred = c.required("pred").as<MaskObject>();
+  if (!pred)
+    raise_error("TypeError", "the 'pred' of 'affine_select' must be an affine predicate on index tiles");
+  auto x = c.required_tensor("on_true_tile");
+  KernelBuilder &kb = c.kb();
+  auto out = new_tile(kb, "affine_select", ir::Memory::Sbuf, x->shape(), c.dtype().value_or(x->tensor().dtype));
+  c.emit({&out->ap, 1}, {&x->ap, 1},
+         {{"pred", PyConstant::str(pred->text)}, {"on_false_value", scalar_constant(c.required("on_false_value"))}});
+  return Value::object(out);
+}
+
+Value lower_bn_stats(OpCall &c) {
+  auto x = c.required_tensor("data");
+  ir::Shape s = x->shape();
+  if (s.size() != 2)
+    raise_error("err_exceed_max_supported_dimension",
+                fmt::format("parameter '{}' of 'bn_stats' exceed max supported number of dimensions of 2.",
+                            x->describe()));
+  if (s[1] > 512)
+    raise_error("err_size_of_dimension_exceed_arch_limit",
+                fmt::format("size of dimension 1 in '{}' of 'bn_stats' exceed architecture limitation of 512.",
+                            x->describe()));
+  KernelBuilder &kb = c.kb();
+  auto out = new_tile(kb, "bn_stats", ir::Memory::Sbuf, {s[0], 6}, c.dtype().value_or(x->tensor().dtype));
+  c.emit({&out->ap, 1}, {&x->ap, 1});
+  return Value::object(out);
+}
+
+Value lower_bn_aggr(OpCall &c) {
+  auto x = c.required_tensor("data");
+  ir::Shape s = x->shape();
+  if (s.size() != 2 || s[1] % 6 != 0)
+    raise_error("ValueError",
+                fmt::format("the data of 'bn_aggr' must be [P, 6*k] bn_stats results, got {}", x->describe()));
+  KernelBuilder &kb = c.kb();
+  auto out = new_tile(kb, "bn_aggr", ir::Memory::Sbuf, {s[0], 2}, c.dtype().value_or(x->tensor().dtype));
+  c.emit({&out->ap, 1}, {&x->ap, 1});
+  return Value::object(out);
+}
+
+Value lower_dma_copy(OpCall &c) {
+  auto dst = c.required_tensor("dst");
+  auto src = c.required_tensor("src");
+  if (dst->shape() != src->shape())
+    raise_error("ValueError", fmt::format("'dma_copy' needs equal shapes, got dst {} and src {}", dst->describe(),
+                                          src->describe()));
+  c.emit({&dst->ap, 1}, {&src->ap, 1}, with_mask({}, c.get("mask")));
+  return Value::none();
+}
+
+constexpr ir::Engine kVector = ir::Engine::Vector;
+constexpr ir::Engine kGpSimd = ir::Engine::GpSimd;
+constexpr DstForm dst_at(std::size_t probe, bool accumulates = false) { return {true, probe, accumulates}; }
+
+const OpDef kOps[] = {
+    {"nc_matmul(stationary: tile, moving: tile, *, is_stationary_onezero: bool = False, "
+     "is_moving_onezero: bool = False, is_transpose: bool = False, mask: mask? = None, dtype: dtype? = None)",
+     ir::Engine::Tensor, ir::Opcode::MatMul, lower_nc_matmul, dst_at(2, true)},
+    {"nc_transpose(data: tile, *, mask: mask? = None, dtype: dtype? = None, engine: any = None)", ir::Engine::Tensor,
+     ir::Opcode::Transpose, lower_nc_transpose, dst_at(1)},
+    {"activation(op: op, data: tile, *, bias: tile? = None, scale: tile_or_scalar? = None, reduce_op: op? = None, "
+     "reduce_res: tile? = None, reduce_cmd: any = None, mask: mask? = None, dtype: dtype? = None)",
+     ir::Engine::Scalar, ir::Opcode::Activation, lower_activation, dst_at(0)},
+    {"tensor_tensor(data1: tile, data2: tile, op: op, *, dtype: dtype? = None, mask: mask? = None, engine: any = None)",
+     kVector, ir::Opcode::TensorTensor, lower_tensor_tensor, dst_at(2)},
+    {"tensor_scalar(data: tile, op0: op, operand0: tile_or_scalar, reverse0: bool = False, op1: op? = None, "
+     "operand1: tile_or_scalar? = None, reverse1: bool = False, *, dtype: dtype? = None, mask: mask? = None, "
+     "engine: any = None)",
+     kVector, ir::Opcode::TensorScalar, lower_tensor_scalar, dst_at(1)},
+    {"tensor_reduce(op: op, data: tile, axis: any, *, mask: mask? = None, dtype: dtype? = None, negate: bool = False, "
+     "keepdims: bool = False)",
+     kVector, ir::Opcode::TensorReduce, lower_tensor_reduce, dst_at(0)},
+    {"tensor_copy(src: tile, *, mask: mask? = None, dtype: dtype? = None, engine: any = None)", kVector,
+     ir::Opcode::TensorCopy, lower_tensor_copy, dst_at(1)},
+    {"memset(shape: any = None, value: scalar? = None, dtype: dtype? = None, *, dst: tensor? = None, "
+     "mask: mask? = None, engine: any = None)",
+     kVector, ir::Opcode::Memset, lower_memset},
+    {"iota(expr: any, dtype: dtype? = None, *, mask: mask? = None)", kGpSimd, ir::Opcode::Iota, lower_iota, dst_at(0)},
+    {"affine_select(pred: any, on_true_tile: tile, on_false_value: scalar, *, mask: mask? = None, "
+     "dtype: dtype? = None)",
+     kGpSimd, ir::Opcode::AffineSelect, lower_affine_select, dst_at(0)},
+    {"bn_stats(data: tile, *, mask: mask? = None, dtype: dtype? = None)", kVector, ir::Opcode::BnStats, lower_bn_stats,
+     dst_at(1)},
+    {"bn_aggr(data: tile, *, mask: mask? = None, dtype: dtype? = None)", kVector, ir::Opcode::BnAggr, lower_bn_aggr,
+     dst_at(1)},
+    {"dma_copy(dst: tensor, src: tensor, *, mask: mask? = None, dst_rmw_op: op? = None, oob_mode: any = None, "
+     "dge_mode: any = None)",
+     ir::Engine::Sync, ir::Opcode::DmaCopy, lower_dma_copy},
+};
+
+} // namespace
+
+std::span<const OpDef> isa_ops() { return kOps; }
+
+} // namespace nkicc::nki

@@ -1,0 +1,153 @@
+// nl's memory ops: tensor creation (nl.ndarray, nl.zeros, ...), DMA between HBM and SBUF
+// (nl.load, nl.store, nl.load_transpose2d), on-chip copies and broadcasts.
+#include "lowering.h"
+#include "op_table.h"
+#include "runtime.h"
+
+#include <fmt/format.h>
+
+namespace nkicc::nki {
+
+namespace {
+
+Value lower_load(OpCall &c) {
+  auto src = c.required_tensor("src");
+  KernelBuilder &kb = c.kb();
+  auto out = new_tile(kb, "load", ir::Memory::Sbuf, src->shape(), c.dtype().value_or(src->tensor().dtype));
+  c.emit({&out->ap, 1}, {&src->ap, 1}, with_mask({}, c.get("mask")));
+  return Value::object(out);
+}
+
+Value lower_load_transpose2d(OpCall &c) {
+  auto src = c.required_tensor("src");
+  ir::Shape s = src->shape();
+  if (s.size() != 2)
+    raise_error("err_exceed_max_supported_dimension",
+                fmt::format("parameter '{}' of 'load_transpose2d' exceed max supported number of dimensions of 2.",
+                            src->describe()));
+  KernelBuilder &kb = c.kb();
+  auto out = new_tile(kb, "load", ir::Memory::Sbuf, {s[1], s[0]}, c.dtype().value_or(src->tensor().dtype));
+  c.emit({&out->ap, 1}, {&src->ap, 1}, with_mask({{"transpose", PyConstant::boolean(true)}}, c.get("mask")));
+  return Value::object(out);
+}
+
+Value lower_store(OpCall &c) {
+  store(c.kb(), *c.required_tensor("dst"), c.required_tensor("value"), c.get("mask"));
+  return Value::none();
+}
+
+Value lower_copy(OpCall &c) {
+  auto x = c.required_tensor("src");
+  KernelBuilder &kb = c.kb();
+  auto out = new_tile(kb, "copy", ir::Memory::Sbuf, x->shape(), c.dtype().value_or(x->tensor().dtype));
+  c.emit({&out->ap, 1}, {&x->ap, 1}, with_mask({}, c.get("mask")));
+  return Value::object(out);
+}
+
+/// nl.ndarray and the creation ops that fill what they create.
+Value create(OpCall &c, const Value *fill) {
+  std::string_view op = c.name();
+  ir::Shape shape = shape_arg(c.required("shape"), op);
+  DType dtype = *c.dtype();
+  KernelBuilder &kb = c.kb();
+  ir::Memory memory = buffer_arg(c.get("buffer"), ir::Memory::Sbuf);
+  if (memory == ir::Memory::SharedHbm && kb.interp.call_depth() > kb.kernel_call_depth)
+    raise_error("err_shared_hbm_must_in_kernel_level", "shared_hbm buffer can only be created top level kernel scope");
+  std::string name;
+  bool auto_named = true;
+  if (const Value *n = c.get("name")) {
+    if (n->kind != Value::Kind::Str)
+      raise_error("TypeError", fmt::format("'name' of '{}' must be a str", op));
+    if (!n->str_text().empty()) {
+      name = n->str_text();
+      auto_named = false;
+    }
+  }
+  if (ir::is_on_chip(memory))
+    check_partitions(shape);
+  if (memory == ir::Memory::Psum)
+    check_psum_tile(shape, dtype);
+  ir::TensorId id = kb.new_tensor(auto_named ? kb.auto_name(op) : kb.auto_name(name), ir::TensorRole::Internal,
+                                  memory, shape, dtype, auto_named);
+  auto view = kb.full_view(id);
+  if (fill) {
+    if (!ir::is_on_chip(memory))
+      raise_error("TypeError", fmt::format("'{}' can only fill an on-chip tile (sbuf or psum)", op));
+    memset(kb, *view, *fill);
+  }
+  return Value::object(view);
+}
+
+Value lower_ndarray(OpCall &c) { return create(c, nullptr); }
+Value lower_zeros(OpCall &c) {
+  static const Value zero = Value::integer(0);
+  return create(c, &zero);
+}
+Value lower_ones(OpCall &c) {
+  static const Value one = Value::integer(1);
+  return create(c, &one);
+}
+Value lower_full(OpCall &c) { return create(c, &c.required("fill_value")); }
+
+/// zeros_like and friends: a tile of the argument's shape, on chip where the argument is.
+Value like(OpCall &c, const Value *fill) {
+  auto x = c.required_tensor("a");
+  KernelBuilder &kb = c.kb();
+  ir::Memory memory =
+      buffer_arg(c.get("buffer"), ir::is_on_chip(x->tensor().memory) ? x->tensor().memory : ir::Memory::Sbuf);
+  auto out = new_tile(kb, c.name(), memory, x->shape(), c.dtype().value_or(x->tensor().dtype));
+  if (fill)
+    memset(kb, *out, *fill);
+  return Value::object(out);
+}
+
+Value lower_zeros_like(OpCall &c) {
+  static const Value zero = Value::integer(0);
+  return like(c, &zero);
+}
+Value lower_ones_like(OpCall &c) {
+  static const Value one = Value::integer(1);
+  return like(c, &one);
+}
+Value lower_empty_like(OpCall &c) { return like(c, nullptr); }
+
+Value lower_broadcast_to(OpCall &c) {
+  auto x = c.required_tensor("src");
+  CallArgs inner;
+  inner.positional.push_back(c.required("shape"));
+  Value method = *tensor_method(c.interp, x, "broadcast_to");
+  return method.object()->call(c.interp, inner);
+}
+
+constexpr ir::Engine kSync = ir::Engine::Sync;
+constexpr ir::Engine kVector = ir::Engine::Vector;
+constexpr ir::Opcode kLoad = ir::Opcode::Load;
+constexpr ir::Opcode kMemset = ir::Opcode::Memset;
+
+// Creation ops take `buffer` positionally too, as the new `nki` API does.
+const OpDef kOps[] = {
+    {"load(src: hbm, *, mask: mask? = None, dtype: dtype? = None)", kSync, kLoad, lower_load},
+    {"load_transpose2d(src: hbm, *, mask: mask? = None, dtype: dtype? = None)", kSync, kLoad, lower_load_transpose2d},
+    {"store(dst: hbm, value: tile, *, mask: mask? = None)", kSync, ir::Opcode::Store, lower_store},
+    {"copy(src: tile, *, mask: mask? = None, dtype: dtype? = None)", kVector, ir::Opcode::TensorCopy, lower_copy, {},
+     "copy"},
+    {"ndarray(shape: shape, dtype: dtype, buffer: any = None, name: any = '')", kVector, kMemset, lower_ndarray},
+    {"empty(shape: shape, dtype: dtype, buffer: any = None, name: any = '')", kVector, kMemset, lower_ndarray},
+    {"zeros(shape: shape, dtype: dtype, buffer: any = None, name: any = '')", kVector, kMemset, lower_zeros},
+    {"ones(shape: shape, dtype: dtype, buffer: any = None, name: any = '')", kVector, kMemset, lower_ones},
+    {"full(shape: shape, fill_value: scalar, dtype: dtype, buffer: any = None, name: any = '')", kVector, kMemset,
+     lower_full},
+    {"zeros_like(a: tensor, dtype: dtype? = None, *, buffer: any = None, name: any = '')", kVector, kMemset,
+     lower_zeros_like},
+    {"ones_like(a: tensor, dtype: dtype? = None, *, buffer: any = None, name: any = '')", kVector, kMemset,
+     lower_ones_like},
+    {"empty_like(a: tensor, dtype: dtype? = None, *, buffer: any = None, name: any = '')", kVector, kMemset,
+     lower_empty_like},
+    {"broadcast_to(src: tile, *, shape: shape)", kVector, ir::Opcode::TensorCopy, lower_broadcast_to},
+};
+
+} // namespace
+
+std::span<const OpDef> language_memory_ops() { return kOps; }
+
+} // namespace nkicc::nki

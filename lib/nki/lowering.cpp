@@ -1,0 +1,469 @@
+#include "lowering.h"
+
+#include "index.h"
+#include "objects.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace nkicc::nki {
+
+using python::BinOpKind;
+
+std::shared_ptr<TensorRef> as_tensor(const Value &v, std::string_view op, std::string_view param, bool masked) {
+  if (auto t = v.shared_as<TensorRef>()) {
+    if (!t->out_of_bound.empty() && !masked)
+      raise_error("err_tensor_access_out_of_bound", t->out_of_bound);
+    return t;
+  }
+  raise_error("TypeError",
+              fmt::format("parameter '{}' of '{}' must be a tensor or tile, not '{}'", param, op, trace::type_name(v)));
+}
+
+void require_on_chip(const TensorRef &t, std::string_view op, std::string_view param) {
+  if (!ir::is_on_chip(t.tensor().memory))
+    raise_error("err_unsupported_memory",
+                fmt::format("Expected operand '{}' of '{}' to be in address space 'sbuf' or 'psum', but got a tile in "
+                            "'{}' instead.",
+                            param, op, ir::memory_name(t.tensor().memory)));
+}
+
+void require_hbm(const TensorRef &t, std::string_view op, std::string_view param) {
+  if (ir::is_on_chip(t.tensor().memory))
+    raise_error("err_unsupported_memory",
+                fmt::format("Expected operand '{}' of '{}' to be in address space 'hbm', but got a tile in '{}' "
+                            "instead.",
+                            param, op, ir::memory_name(t.tensor().memory)));
+}
+
+void check_partitions(const ir::Shape &shape) {
+  // reference/nki.md: an on-chip tile has its partition dimension and at most 4 free ones.
+  if (shape.size() > 5)
+    raise_error("err_exceed_max_supported_dimension",
+                fmt::format("tile of shape {} exceed max supported number of dimensions of 5 (a partition dimension "
+                            "and 4 free dimensions).",
+                            shape_text(shape)));
+  if (!shape.empty() && shape[0] > kMaxPartitions)
+    raise_error("err_num_partition_exceed_arch_limit",
+                fmt::format("number of partitions {} exceed architecture limitation of {}.", shape[0], kMaxPartitions));
+}
+
+std::int64_t product(const ir::Shape &dims, std::size_t from) {
+  std::int64_t p = 1;
+  for (std::size_t i = from; i < dims.size(); ++i)
+    p = checked_mul(p, dims[i]);
+  return p;
+}
+
+void check_psum_tile(const ir::Shape &shape, DType dtype) {
+  std::int64_t bytes = checked_mul(product(shape, 1), static_cast<std::int64_t>(dtype_size(dtype)));
+  if (bytes > kPsumBankBytes)
+    raise_error("err_psum_tile_exceed_bank_size",
+                fmt::format("free size of a PSUM tile must fit one 2 KiB bank per partition (512 fp32 elements), "
+                            "but tile {} of {} needs {} bytes",
+                            shape_text(shape), dtype_name(dtype), bytes));
+}
+
+std::optional<DType> dtype_arg(const Value *v, std::string_view op) {
+  if (!v)
+    return std::nullopt;
+  if (auto *d = v->as<DTypeObject>()) {
+    // lib: a NumPy dtype; float64 and the 64-bit integers are no NKI dtypes.
+    if (std::optional<DType> nd = d->nki_dtype())
+      return nd;
+    raise_error("TypeError", fmt::format("'dtype' of '{}' must be an NKI dtype such as nl.float32, not {}", op,
+                                         d->to_str()));
+  }
+  if (v->kind == Value::Kind::Str)
+    if (auto d = parse_dtype(v->str_text()))
+      return d;
+  raise_error("TypeError",
+              fmt::format("'dtype' of '{}' must be an NKI dtype such as nl.float32, not {}", op, repr(*v)));
+}
+
+ir::Memory buffer_arg(const Value *v, ir::Memory fallback) {
+  if (!v)
+    return fallback;
+  if (auto *b = v->as<BufferObject>())
+    return b->memory;
+  raise_error("TypeError", fmt::format("'buffer' must be nl.sbuf, nl.psum, nl.hbm or nl.shared_hbm, not {}", repr(*v)));
+}
+
+ir::Shape shape_arg(const Value &v, std::string_view op) {
+  ir::Shape shape;
+  auto dim = [&](const Value &d) {
+    if (d.kind != Value::Kind::Int || d.i <= 0)
+      raise_error("TypeError", fmt::format("the shape of '{}' must be positive integers, got {}", op, repr(d)));
+    shape.push_back(d.i);
+  };
+  if (v.kind == Value::Kind::Tuple || v.kind == Value::Kind::List) {
+    for (const Value &d : v.seq().items)
+      dim(d);
+  } else {
+    dim(v);
+  }
+  if (shape.empty())
+    raise_error("TypeError", fmt::format("the shape of '{}' must have at least one dimension", op));
+  product(shape); // overflow check
+  return shape;
+}
+
+std::string op_name(const Value &v, std::string_view op, std::string_view param) {
+  if (auto *f = v.as<BuiltinFunction>())
+    return f->name();
+  if (v.kind == Value::Kind::Str)
+    return v.str_text();
+  raise_error("TypeError", fmt::format("parameter '{}' of '{}' must be an operator such as np.add or nl.exp, not {}",
+                                       param, op, repr(v)));
+}
+
+PyConstant scalar_constant(const Value &v) {
+  switch (v.kind) {
+  case Value::Kind::Bool:
+    return PyConstant::boolean(v.b);
+  case Value::Kind::Int:
+    return PyConstant::integer(v.i);
+  case Value::Kind::Float:
+    return PyConstant::floating(v.f);
+  default:
+    raise_error("TypeError", fmt::format("expected a number, got '{}'", trace::type_name(v)));
+  }
+}
+
+bool is_scalar(const Value &v) {
+  return v.kind == Value::Kind::Int || v.kind == Value::Kind::Float || v.kind == Value::Kind::Bool;
+}
+
+DType promote(DType a, DType b) {
+  auto rank = [](DType d) {
+    switch (d) {
+    case DType::Float32:
+    case DType::TFloat32:
+      return 10;
+    case DType::BFloat16:
+    case DType::Float16:
+      return 9;
+    case DType::Float8E4M3:
+    case DType::Float8E4M3FN:
+    case DType::Float8E5M2:
+      return 8;
+    case DType::Int32:
+    case DType::UInt32:
+      return 5;
+    case DType::Int16:
+    case DType::UInt16:
+      return 4;
+    case DType::Int8:
+    case DType::UInt8:
+      return 3;
+    case DType::Bool:
+      return 1;
+    }
+    return 0;
+  };
+  return rank(b) > rank(a) ? b : a;
+}
+
+std::shared_ptr<TensorRef> new_tile(KernelBuilder &kb, std::string_view stem, ir::Memory memory, ir::Shape shape,
+                                    DType dtype) {
+  if (ir::is_on_chip(memory))
+    check_partitions(shape);
+  if (memory == ir::Memory::Psum)
+    check_psum_tile(shape, dtype);
+  ir::TensorId id = kb.new_tensor(kb.auto_name(stem), ir::TensorRole::Internal, memory, std::move(shape), dtype, true);
+  return kb.full_view(id);
+}
+
+const ir::AttrList &accumulate_attrs(bool accumulate) {
+  static const ir::AttrList yes = {{"accumulate", PyConstant::boolean(true)}};
+  static const ir::AttrList no = {{"accumulate", PyConstant::boolean(false)}};
+  return accumulate ? yes : no;
+}
+
+ir::AttrList with_mask(ir::AttrList attrs, const Value *mask) {
+  if (mask) {
+    if (auto *m = mask->as<MaskObject>())
+      attrs.emplace_back("mask", PyConstant::str(m->text));
+    else
+      raise_error("TypeError", fmt::format("'mask' must be a predicate on index tiles, not {}", repr(*mask)));
+  }
+  return attrs;
+}
+
+ir::Shape broadcast_shapes(const TensorRef &a, const TensorRef &b, std::string_view op, std::string_view pa,
+                           std::string_view pb) {
+  ir::Shape sa = a.shape(), sb = b.shape();
+  if (sa.empty() || sb.empty() || sa[0] != sb[0])
+    raise_error("err_num_partition_mismatch",
+                fmt::format("number of partitions (dimension 0 size of a tile) mismatch in parameters ({}{}, {}{}) of "
+                            "'{}'",
+                            pa, shape_text(sa), pb, shape_text(sb), op));
+  if (sa.size() != sb.size())
+    raise_error("ValueError", fmt::format("operands of '{}' have different ranks: {}{} and {}{}", op, pa,
+                                          shape_text(sa), pb, shape_text(sb)));
+  ir::Shape out = sa;
+  for (std::size_t i = 1; i < sa.size(); ++i) {
+    if (sa[i] == sb[i] || sb[i] == 1)
+      continue;
+    if (sa[i] == 1) {
+      out[i] = sb[i];
+      continue;
+    }
+    raise_error("ValueError", fmt::format("operands of '{}' cannot be broadcast together: {}{} and {}{}", op, pa,
+                                          shape_text(sa), pb, shape_text(sb)));
+  }
+  return out;
+}
+
+ir::AccessPattern broadcast_view(const TensorRef &t, const ir::Shape &shape) {
+  ir::AccessPattern ap = t.ap;
+  for (std::size_t i = 1; i < ap.pattern.size() && i < shape.size(); ++i)
+    if (ap.pattern[i].second == 1 && shape[i] != 1)
+      ap.pattern[i] = {0, shape[i]};
+  return ap;
+}
+
+Value tensor_tensor(KernelBuilder &kb, std::string_view op, const TensorRef &a, const TensorRef &b,
+                    std::optional<DType> dtype, std::string_view pa, std::string_view pb, std::string_view label) {
+  std::string_view where = label.empty() ? op : label;
+  require_on_chip(a, where, pa);
+  require_on_chip(b, where, pb);
+  ir::Shape shape = broadcast_shapes(a, b, where, pa, pb);
+  auto out = new_tile(kb, op, ir::Memory::Sbuf, shape, dtype.value_or(promote(a.tensor().dtype, b.tensor().dtype)));
+  kb.emit(ir::Opcode::TensorTensor, ir::Engine::Vector, {out->ap}, {broadcast_view(a, shape), broadcast_view(b, shape)},
+          {{"op", PyConstant::str(std::string(op))}});
+  return Value::object(out);
+}
+
+Value tensor_scalar(KernelBuilder &kb, std::string_view op, const TensorRef &a, const Value &scalar, bool reverse,
+                    std::optional<DType> dtype) {
+  require_on_chip(a, op, "x");
+  DType result =
+      dtype.value_or(scalar.kind == Value::Kind::Float ? promote(a.tensor().dtype, DType::Float32) : a.tensor().dtype);
+  auto out = new_tile(kb, op, ir::Memory::Sbuf, a.shape(), result);
+  kb.emit(ir::Opcode::TensorScalar, ir::Engine::Vector, {out->ap}, {a.ap},
+          {{"op0", PyConstant::str(std::string(op))},
+           {"operand0", scalar_constant(scalar)},
+           {"reverse0", PyConstant::boolean(reverse)}});
+  return Value::object(out);
+}
+
+Value elementwise(KernelBuilder &kb, std::string_view op, const Value &x, const Value &y, std::optional<DType> dtype,
+                  std::string_view label) {
+  auto tx = x.shared_as<TensorRef>() ? as_tensor(x, op, "x") : nullptr;
+  auto ty = y.shared_as<TensorRef>() ? as_tensor(y, op, "y") : nullptr;
+  if (tx && ty)
+    return tensor_tensor(kb, op, *tx, *ty, dtype, "x", "y", label);
+  if (tx && is_scalar(y))
+    return tensor_scalar(kb, op, *tx, y, false, dtype);
+  if (ty && is_scalar(x))
+    return tensor_scalar(kb, op, *ty, x, true, dtype);
+  raise_error("TypeError",
+              fmt::format("'{}' needs a tile and a tile or number, got '{}' and '{}'", op, trace::type_name(x), trace::type_name(y)));
+}
+
+Value activation(KernelBuilder &kb, std::string_view func, const TensorRef &x, std::optional<DType> dtype,
+                 const Value *bias, const Value *scale, std::string_view label) {
+  std::string_view where = label.empty() ? func : label;
+  require_on_chip(x, where, "data");
+  auto out = new_tile(kb, func, ir::Memory::Sbuf, x.shape(), dtype.value_or(x.tensor().dtype));
+  std::vector<ir::AccessPattern> src = {x.ap};
+  ir::AttrList attrs = {{"func", PyConstant::str(std::string(func))}};
+  if (bias) {
+    auto b = as_tensor(*bias, where, "bias");
+    require_on_chip(*b, where, "bias");
+    if (b->shape()[0] != x.shape()[0])
+      raise_error("err_num_partition_mismatch",
+                  fmt::format("number of partitions (dimension 0 size of a tile) mismatch in parameters (data{}, "
+                              "bias{}) of '{}'",
+                              shape_text(x.shape()), shape_text(b->shape()), where));
+    src.push_back(broadcast_view(*b, x.shape()));
+  }
+  if (scale) {
+    if (auto s = scale->shared_as<TensorRef>())
+      src.push_back(broadcast_view(*s, x.shape()));
+    else
+      attrs.emplace_back("scale", scalar_constant(*scale));
+  }
+  kb.emit(ir::Opcode::Activation, ir::Engine::Scalar, {out->ap}, std::move(src), std::move(attrs));
+  return Value::object(out);
+}
+
+namespace {
+
+ir::Shape axes_arg(const Value &v, std::size_t rank, std::string_view op) {
+  ir::Shape axes;
+  auto add = [&](const Value &a) {
+    if (a.kind != Value::Kind::Int)
+      raise_error("TypeError", fmt::format("'axis' of '{}' must be an integer or a tuple of integers", op));
+    std::int64_t ax = a.i < 0 ? a.i + static_cast<std::int64_t>(rank) : a.i;
+    if (ax < 0 || ax >= static_cast<std::int64_t>(rank))
+      raise_error("IndexError",
+                  fmt::format("axis {} is out of range for a tile of {} dimensions in '{}'", a.i, rank, op));
+    if (ax == 0)
+      raise_error("err_unsupported_reduction_axis",
+                  fmt::format("'{}' cannot reduce the partition dimension (axis 0): reductions run along free axes "
+                              "only",
+                              op));
+    axes.push_back(ax);
+  };
+  if (v.kind == Value::Kind::Tuple || v.kind == Value::Kind::List)
+    for (const Value &a : v.seq().items)
+      add(a);
+  else
+    add(v);
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  return axes;
+}
+
+} // namespace
+
+Value reduce(KernelBuilder &kb, std::string_view op, const TensorRef &x, const Value &axis, bool keepdims, bool negate,
+             std::optional<DType> dtype, std::string_view label) {
+  std::string_view where = label.empty() ? op : label;
+  require_on_chip(x, where, "x");
+  ir::Shape in = x.shape();
+  ir::Shape axes = axes_arg(axis, in.size(), where);
+  ir::Shape shape;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    bool reduced = std::find(axes.begin(), axes.end(), static_cast<std::int64_t>(i)) != axes.end();
+    if (!reduced)
+      shape.push_back(in[i]);
+    else if (keepdims)
+      shape.push_back(1);
+  }
+  if (shape.size() == 1)
+    shape.push_back(1); // a tile keeps a free dimension
+  std::vector<PyConstant> ax;
+  for (std::int64_t a : axes)
+    ax.push_back(PyConstant::integer(a));
+  auto out = new_tile(kb, op, ir::Memory::Sbuf, shape, dtype.value_or(x.tensor().dtype));
+  kb.emit(ir::Opcode::TensorReduce, ir::Engine::Vector, {out->ap}, {x.ap},
+          {{"op", PyConstant::str(std::string(op))},
+           {"axis", PyConstant::tuple(std::move(ax))},
+           {"negate", PyConstant::boolean(negate)},
+           {"keepdims", PyConstant::boolean(keepdims)}});
+  return Value::object(out);
+}
+
+Value nc_matmul(KernelBuilder &kb, const TensorRef &stationary, const TensorRef &moving, std::string_view op) {
+  require_on_chip(stationary, op, "stationary");
+  require_on_chip(moving, op, "moving");
+  ir::Shape s = stationary.shape(), m = moving.shape();
+  if (s.size() != 2 || m.size() != 2)
+    raise_error("err_exceed_max_supported_dimension",
+                fmt::format("parameter '{}' of '{}' exceed max supported number of dimensions of 2.",
+                            s.size() != 2 ? stationary.describe() : moving.describe(), op));
+  check_partitions(s);
+  check_partitions(m);
+  if (s[0] != m[0])
+    raise_error("err_num_partition_mismatch",
+                fmt::format("number of partitions (dimension 0 size of a tile) mismatch in parameters (stationary{}, "
+                            "moving{}) of '{}'",
+                            shape_text(s), shape_text(m), op));
+  if (s[1] > kStationaryFmax)
+    raise_error("err_size_of_dimension_exceed_arch_limit",
+                fmt::format("size of dimension 1 in 'stationary{}' of '{}' exceed architecture limitation of {}.",
+                            shape_text(s), op, kStationaryFmax));
+  if (m[1] > kMovingFmax)
+    raise_error("err_size_of_dimension_exceed_arch_limit",
+                fmt::format("size of dimension 1 in 'moving{}' of '{}' exceed architecture limitation of {}.",
+                            shape_text(m), op, kMovingFmax));
+  auto out = new_tile(kb, "matmul", ir::Memory::Psum, {s[1], m[1]}, DType::Float32);
+  kb.emit(ir::Opcode::MatMul, ir::Engine::Tensor, {out->ap}, {stationary.ap, moving.ap}, accumulate_attrs(false));
+  kb.fn.matmul_mac_count = checked_add(kb.fn.matmul_mac_count, checked_mul(checked_mul(s[0], s[1]), m[1]));
+  return Value::object(out);
+}
+
+Value transpose(KernelBuilder &kb, const TensorRef &x, std::string_view op, ir::Engine engine) {
+  require_on_chip(x, op, "x");
+  ir::Shape s = x.shape();
+  if (s.size() != 2)
+    raise_error(
+        "err_exceed_max_supported_dimension",
+        fmt::format("parameter '{}' of '{}' exceed max supported number of dimensions of 2.", x.describe(), op));
+  for (std::size_t d = 0; d < 2; ++d)
+    if (s[d] > kMaxPartitions)
+      raise_error("err_size_of_dimension_exceed_arch_limit",
+                  fmt::format("size of dimension {} in '{}' of '{}' exceed architecture limitation of {}.", d,
+                              x.describe(), op, kMaxPartitions));
+  ir::Memory memory = engine == ir::Engine::Tensor ? ir::Memory::Psum : ir::Memory::Sbuf;
+  DType dtype = engine == ir::Engine::Tensor ? DType::Float32 : x.tensor().dtype;
+  auto out = new_tile(kb, "transpose", memory, {s[1], s[0]}, dtype);
+  kb.emit(ir::Opcode::Transpose, engine, {out->ap}, {x.ap});
+  return Value::object(out);
+}
+
+std::shared_ptr<TensorRef> to_sbuf(KernelBuilder &kb, std::shared_ptr<TensorRef> v) {
+  if (v->tensor().memory != ir::Memory::Psum)
+    return v;
+  auto copy = new_tile(kb, "psum_copy", ir::Memory::Sbuf, v->shape(), v->tensor().dtype);
+  kb.emit(ir::Opcode::TensorCopy, ir::Engine::Vector, {copy->ap}, {v->ap});
+  return copy;
+}
+
+void check_store_shape(const TensorRef &dst, const TensorRef &value, std::string_view dst_name,
+                       std::string_view value_name) {
+  ir::Shape d = dst.shape(), v = value.shape();
+  bool smaller = d.size() != v.size();
+  for (std::size_t i = 0; !smaller && i < d.size(); ++i)
+    smaller = d[i] < v[i] || (d[i] != v[i] && v[i] != 1);
+  if (smaller)
+    raise_error("err_store_dst_shape_smaller_than_other_shape",
+                fmt::format("Illegal assignment destination shape in '{} = {}': shape {} of parameter '{}' is smaller "
+                            "than other parameter shapes {}{}.",
+                            dst_name, value_name, shape_text(d), dst_name, value_name, shape_text(v)));
+}
+
+void store(KernelBuilder &kb, const TensorRef &dst, std::shared_ptr<TensorRef> value, const Value *mask,
+           std::string_view dst_name, std::string_view value_name) {
+  require_hbm(dst, "store", "dst");
+  require_on_chip(*value, "store", "value");
+  check_store_shape(dst, *value, dst_name, value_name);
+  value = to_sbuf(kb, value);
+  kb.emit(ir::Opcode::Store, ir::Engine::Sync, {dst.ap}, {broadcast_view(*value, dst.shape())}, with_mask({}, mask));
+}
+
+void memset(KernelBuilder &kb, const TensorRef &t, const Value &value) {
+  kb.emit(ir::Opcode::Memset, ir::Engine::Vector, {t.ap}, {}, {{"value", scalar_constant(value)}});
+}
+
+std::string_view binop_name(BinOpKind op) {
+  switch (op) {
+  case BinOpKind::Add:
+    return "add";
+  case BinOpKind::Sub:
+    return "subtract";
+  case BinOpKind::Mult:
+    return "multiply";
+  case BinOpKind::Div:
+    return "divide";
+  case BinOpKind::Pow:
+    return "power";
+  case BinOpKind::Mod:
+    return "mod";
+  case BinOpKind::BitAnd:
+    return "bitwise_and";
+  case BinOpKind::BitOr:
+    return "bitwise_or";
+  case BinOpKind::BitXor:
+    return "bitwise_xor";
+  case BinOpKind::LShift:
+    return "left_shift";
+  case BinOpKind::RShift:
+    return "right_shift";
+  default:
+    return {};
+  }
+}
+
+std::int64_t int_arg(const Value &v, std::string_view op, std::string_view param) {
+  if (v.kind == Value::Kind::Int)
+    return v.i;
+  raise_error("TypeError", fmt::format("parameter '{}' of '{}' must be an integer, not '{}'", param, op, trace::type_name(v)));
+}
+
+
+} // namespace nkicc::nki

@@ -1,0 +1,88 @@
+// What the op families share: argument conversions, NKI's tile constraints with NKI's messages
+// and ids (reference/nki.md), result tiles, broadcasting and dtype promotion, and the
+// lowerings several ops reduce to (an element-wise op, an activation, a reduction, a matmul,
+// a transpose, a store).
+#pragma once
+
+#include "builder.h"
+#include "tensor.h"
+
+#include <optional>
+
+namespace nkicc::nki {
+
+inline constexpr std::int64_t kMaxPartitions = 128;  // nl.tile_size.pmax
+inline constexpr std::int64_t kPsumBankBytes = 2048; // nl.tile_size.psum_fmax fp32 elements
+inline constexpr std::int64_t kStationaryFmax = 128; // nl.tile_size.gemm_stationary_fmax
+inline constexpr std::int64_t kMovingFmax = 512;     // nl.tile_size.gemm_moving_fmax
+
+// ---- conversions ------------------------------------------------------------------------------
+
+/// A tensor argument. An out-of-bound view is NKI's error unless the operation is masked.
+std::shared_ptr<TensorRef> as_tensor(const Value &v, std::string_view op, std::string_view param,
+                                     bool masked = false);
+std::optional<DType> dtype_arg(const Value *v, std::string_view op);
+ir::Memory buffer_arg(const Value *v, ir::Memory fallback);
+ir::Shape shape_arg(const Value &v, std::string_view op);
+/// The NKI name of an op argument (`np.exp`, `nl.add`, `nl.maximum`), for instruction attrs.
+std::string op_name(const Value &v, std::string_view op, std::string_view param);
+std::int64_t int_arg(const Value &v, std::string_view op, std::string_view param);
+PyConstant scalar_constant(const Value &v);
+bool is_scalar(const Value &v);
+/// The nl name of a Python operator on tiles (`+`: add), or empty.
+std::string_view binop_name(python::BinOpKind op);
+
+// ---- constraints ------------------------------------------------------------------------------
+
+void require_on_chip(const TensorRef &t, std::string_view op, std::string_view param);
+void require_hbm(const TensorRef &t, std::string_view op, std::string_view param);
+/// TC#1: at most 128 partitions and 4 free dimensions.
+void check_partitions(const ir::Shape &shape);
+/// TC#2: a PSUM tile's free size fits one 2 KiB bank.
+void check_psum_tile(const ir::Shape &shape, DType dtype);
+void check_store_shape(const TensorRef &dst, const TensorRef &value, std::string_view dst_name,
+                       std::string_view value_name);
+std::int64_t product(const ir::Shape &dims, std::size_t from = 0);
+
+// ---- results ----------------------------------------------------------------------------------
+
+/// NumPy-style promotion between tile dtypes: floats win over ints, wider over narrower.
+DType promote(DType a, DType b);
+std::shared_ptr<TensorRef> new_tile(KernelBuilder &kb, std::string_view stem, ir::Memory memory, ir::Shape shape,
+                                    DType dtype);
+/// A matmul's attributes: every matmul of a trace has one of these two lists.
+const ir::AttrList &accumulate_attrs(bool accumulate);
+ir::AttrList with_mask(ir::AttrList attrs, const Value *mask);
+/// The result shape of an element-wise op: partition dimensions must match (NKI does not
+/// broadcast across partitions); free dimensions broadcast from 1.
+ir::Shape broadcast_shapes(const TensorRef &a, const TensorRef &b, std::string_view op, std::string_view pa,
+                           std::string_view pb);
+/// Broadcasts a view to `shape` by zero strides on its size-1 free dimensions.
+ir::AccessPattern broadcast_view(const TensorRef &t, const ir::Shape &shape);
+
+// ---- shared lowerings -------------------------------------------------------------------------
+
+Value tensor_tensor(KernelBuilder &kb, std::string_view op, const TensorRef &a, const TensorRef &b,
+                    std::optional<DType> dtype, std::string_view pa = "x", std::string_view pb = "y",
+                    std::string_view label = {});
+Value tensor_scalar(KernelBuilder &kb, std::string_view op, const TensorRef &a, const Value &scalar, bool reverse,
+                    std::optional<DType> dtype);
+/// An element-wise binary op of tiles and scalars (nl.add(x, y), x + y, ...).
+Value elementwise(KernelBuilder &kb, std::string_view op, const Value &x, const Value &y, std::optional<DType> dtype,
+                  std::string_view label = {});
+/// f(data * scale + bias) on the Scalar engine.
+Value activation(KernelBuilder &kb, std::string_view func, const TensorRef &x, std::optional<DType> dtype,
+                 const Value *bias = nullptr, const Value *scale = nullptr, std::string_view label = {});
+/// A reduction over free axes.
+Value reduce(KernelBuilder &kb, std::string_view op, const TensorRef &x, const Value &axis, bool keepdims, bool negate,
+             std::optional<DType> dtype, std::string_view label = {});
+/// nisa.nc_matmul(stationary[K, M], moving[K, N]) -> psum[M, N]: K*M*N MACs.
+Value nc_matmul(KernelBuilder &kb, const TensorRef &stationary, const TensorRef &moving, std::string_view op);
+Value transpose(KernelBuilder &kb, const TensorRef &x, std::string_view op, ir::Engine engine);
+/// A PSUM value cannot be stored straight to HBM: nkicc copies it to SBUF first, as NKI does.
+std::shared_ptr<TensorRef> to_sbuf(KernelBuilder &kb, std::shared_ptr<TensorRef> v);
+void store(KernelBuilder &kb, const TensorRef &dst, std::shared_ptr<TensorRef> value, const Value *mask,
+           std::string_view dst_name = "dst", std::string_view value_name = "value");
+void memset(KernelBuilder &kb, const TensorRef &t, const Value &value);
+
+} // namespace nkicc::nki

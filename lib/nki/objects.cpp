@@ -1,0 +1,137 @@
+#include "objects.h"
+
+#include "runtime.h"
+
+#include <fmt/format.h>
+
+namespace nkicc::nki {
+
+using python::CmpOpKind;
+
+// ---- ranges -----------------------------------------------------------------------------------
+
+namespace {
+class CountingIterator : public Iterator {
+public:
+  CountingIterator(std::int64_t start, std::int64_t stop, std::int64_t step) : cur_(start), stop_(stop), step_(step) {}
+  bool next(Value &out) override {
+    if (step_ > 0 ? cur_ >= stop_ : cur_ <= stop_)
+      return false;
+    out = Value::integer(cur_);
+    cur_ += step_;
+    return true;
+  }
+
+private:
+  std::int64_t cur_, stop_, step_;
+};
+} // namespace
+
+std::unique_ptr<Iterator> NkiRangeObject::iterate(Interpreter &) {
+  return std::make_unique<CountingIterator>(start, stop, step);
+}
+
+std::string NkiRangeObject::repr() const {
+  return fmt::format("{}({}, {}, {})", loop_kind_name(kind), start, stop, step);
+}
+
+
+std::string JitKernel::repr() const { return "<nki kernel " + trace::repr(function) + ">"; }
+
+std::optional<Value> JitKernel::get_attr(Interpreter &interp, std::string_view name) {
+  if (name == "__name__" || name == "func")
+    return function.object()->get_attr(interp, name == "func" ? "__wrapped__" : name);
+  return std::nullopt;
+}
+
+// ---- jit kernels --------------------------------------------------------------------------
+
+namespace {
+
+/// lib: what launching a kernel from host code gives (`out = kernel(a)` at module level, in test
+/// code): nothing nkicc computes. Harmless at module level; a kernel that uses it says so.
+class HostLaunchResult : public Object {
+public:
+  explicit HostLaunchResult(std::string kernel) : kernel_(std::move(kernel)) {}
+  std::string_view type_name() const override { return "HostLaunchResult"; }
+  std::string repr() const override { return "<result of a host launch of kernel '" + kernel_ + "'>"; }
+  Value call(Interpreter &interp, CallArgs &) override { return use(interp); }
+  std::optional<Value> get_attr(Interpreter &interp, std::string_view) override { return use(interp); }
+  Value get_item(Interpreter &interp, const Value &) override { return use(interp); }
+  std::optional<Value> binary_op(Interpreter &interp, python::BinOpKind, const Value &, bool) override {
+    return use(interp);
+  }
+  bool truthy(Interpreter &interp) override {
+    use(interp);
+    return true;
+  }
+
+private:
+  Value use(Interpreter &interp) {
+    if (interp.in_function())
+      raise_error("unmodelled", fmt::format("nkicc does not model the result of launching kernel '{}' from host "
+                                            "code: it traces only the description's calls",
+                                            kernel_));
+    return Value::object(std::make_shared<HostLaunchResult>(kernel_));
+  }
+  std::string kernel_;
+};
+
+std::string kernel_name(const Value &function) {
+  if (auto *f = function.as<FunctionObject>())
+    return std::string(f->name);
+  return "kernel";
+}
+
+/// `kernel[2, 4]`: from inside another kernel NKI forbids a nested kernel its own grid; from host
+/// code the launch is inert.
+class GridLaunch : public Object {
+public:
+  GridLaunch(const NkiRuntime *rt, std::string kernel) : rt_(rt), kernel_(std::move(kernel)) {}
+  std::string_view type_name() const override { return "GridLaunch"; }
+  Value call(Interpreter &, CallArgs &) override {
+    if (rt_ && !rt_->current)
+      return Value::object(std::make_shared<HostLaunchResult>(kernel_));
+    raise_error("err_nested_kernel_with_spmd_grid",
+                "a kernel called from another kernel may not carry its own SPMD grid");
+  }
+  std::string repr() const override { return "<nki kernel launch>"; }
+
+private:
+  const NkiRuntime *rt_;
+  std::string kernel_;
+};
+
+} // namespace
+
+std::shared_ptr<BuiltinFunction> jit_decorator(const std::string &name, const NkiRuntime *rt) {
+  // `@nki.jit`, `@nki.jit()` and `@nki.jit(mode=...)` hand back a JitKernel around the function;
+  // a kernel jitted twice (`nki.jit(nki.jit(f))`) stays the same kernel.
+  return std::make_shared<BuiltinFunction>(name, [name, rt](Interpreter &interp, CallArgs &args) -> Value {
+    if (args.positional.size() == 1 && args.positional[0].as<JitKernel>())
+      return args.positional[0];
+    if (args.positional.size() == 1 && args.positional[0].as<FunctionObject>()) {
+      auto k = std::make_shared<JitKernel>();
+      k->function = args.positional[0];
+      k->runtime = rt;
+      return Value::object(k);
+    }
+    if (!args.positional.empty())
+      raise_error("TypeError", fmt::format("nki.{}() takes a kernel function", name));
+    (void)interp;
+    return Value::object(jit_decorator(name, rt));
+  });
+}
+
+Value JitKernel::call(Interpreter &interp, CallArgs &args) {
+  // From host code (no trace in progress) a launch computes nothing nkicc sees.
+  if (runtime && !runtime->current)
+    return Value::object(std::make_shared<HostLaunchResult>(kernel_name(function)));
+  return interp.call(function, args);
+}
+
+Value JitKernel::get_item(Interpreter &, const Value &) {
+  return Value::object(std::make_shared<GridLaunch>(runtime, kernel_name(function)));
+}
+
+} // namespace nkicc::nki

@@ -1,0 +1,54 @@
+// NKI's small value objects: buffers (`nl.sbuf`), the NKI ranges that
+// record their loop kind, and the `@nki.jit` kernel wrapper.
+#pragma once
+
+#include "common.h"
+
+#include "nkicc/support/dtype.h"
+
+namespace nkicc::nki {
+
+class NkiRuntime;
+
+class BufferObject : public Object {
+public:
+  explicit BufferObject(ir::Memory m) : memory(m) {}
+  std::string_view type_name() const override { return "buffer"; }
+  std::string repr() const override { return std::string(ir::memory_name(memory)); }
+  ir::Memory memory;
+};
+
+/// `nl.affine_range`, `nl.sequential_range`, `nl.static_range`: Python ranges that record
+/// their loop kind on the instructions emitted in their body.
+class NkiRangeObject : public Object {
+public:
+  std::string_view type_name() const override { return "range"; }
+  std::unique_ptr<Iterator> iterate(Interpreter &) override;
+  LoopKind loop_kind() const override { return kind; }
+  std::string repr() const override;
+  std::int64_t start = 0, stop = 0, step = 1;
+  LoopKind kind = LoopKind::Affine;
+};
+
+/// `@nki.jit` (and baremetal, benchmark, ...): wraps the kernel function. `kernel[2, 4]` gives
+/// a launch with a grid; calling either from inside a traced kernel inlines it (seed 001
+/// inline_function), and a grid there is err_nested_kernel_with_spmd_grid.
+class JitKernel : public Object {
+public:
+  std::string_view type_name() const override { return "GenericKernel"; }
+  Value call(Interpreter &, CallArgs &args) override;
+  Value get_item(Interpreter &, const Value &key) override;
+  std::optional<Value> get_attr(Interpreter &, std::string_view name) override;
+  std::string repr() const override;
+  bool is_callable() const override { return true; }
+  Value function; ///< a FunctionObject
+  /// lib: a launch from host code (no trace in progress: `kernel(np.zeros(...))` at module
+  /// level) is inert, never a trace.
+  const NkiRuntime *runtime = nullptr;
+};
+
+/// The decorator `nki.<name>` (`@nki.jit`, `@nki.jit()`, `@nki.jit(mode=...)`; a kernel jitted
+/// twice stays the same kernel).
+std::shared_ptr<BuiltinFunction> jit_decorator(const std::string &name, const NkiRuntime *runtime);
+
+} // namespace nkicc::nki

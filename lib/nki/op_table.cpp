@@ -1,0 +1,383 @@
+// Signature parsing, argument binding and kind checks for every op of the catalogue.
+#include "op_table.h"
+
+#include "index.h"
+#include "lowering.h"
+#include "objects.h"
+#include "runtime.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cstdlib>
+
+namespace nkicc::nki {
+
+namespace {
+
+/// A malformed signature is nkicc's bug, found the first time the module is built.
+[[noreturn]] void bad_signature(std::string_view signature, std::string_view why) {
+  raise_error("internal", fmt::format("nkicc bug: malformed NKI op signature '{}': {}", signature, why));
+}
+
+std::optional<ParamKind> parse_kind(std::string_view k) {
+  static const std::pair<std::string_view, ParamKind> kKinds[] = {
+      {"any", ParamKind::Any},       {"tensor", ParamKind::Tensor},
+      {"tile", ParamKind::Tile},     {"hbm", ParamKind::Hbm},
+      {"scalar", ParamKind::Scalar}, {"tile_or_scalar", ParamKind::TileOrScalar},
+      {"dtype", ParamKind::Dtype},   {"op", ParamKind::Op},
+      {"bool", ParamKind::Bool},     {"int", ParamKind::Int},
+      {"shape", ParamKind::Shape},   {"index", ParamKind::Index},
+      {"mask", ParamKind::Mask}};
+  for (auto [name, kind] : kKinds)
+    if (name == k)
+      return kind;
+  return std::nullopt;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ')
+    s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ')
+    s.remove_suffix(1);
+  return s;
+}
+
+Value parse_default(std::string_view signature, std::string_view text) {
+  if (text == "None")
+    return Value::none();
+  if (text == "True" || text == "False")
+    return Value::boolean(text == "True");
+  if (text.size() >= 2 && text.front() == '\'' && text.back() == '\'')
+    return Value::str(std::string(text.substr(1, text.size() - 2)));
+  std::int64_t i = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), i);
+  if (ec == std::errc() && end == text.data() + text.size())
+    return Value::integer(i);
+  std::string copy(text);
+  char *stop = nullptr;
+  double f = std::strtod(copy.c_str(), &stop);
+  if (stop && *stop == '\0' && !copy.empty())
+    return Value::floating(f);
+  bad_signature(signature, fmt::format("default '{}' is not a literal", text));
+}
+
+std::string_view kind_text(ParamKind kind) {
+  switch (kind) {
+  case ParamKind::Any:
+    return "a value";
+  case ParamKind::Tensor:
+  case ParamKind::Tile:
+  case ParamKind::Hbm:
+    return "a tensor or tile";
+  case ParamKind::Scalar:
+    return "a number";
+  case ParamKind::TileOrScalar:
+    return "a tile or a number";
+  case ParamKind::Dtype:
+    return "an NKI dtype such as nl.float32";
+  case ParamKind::Op:
+    return "an operator such as np.add or nl.exp";
+  case ParamKind::Bool:
+    return "a bool";
+  case ParamKind::Int:
+    return "an integer";
+  case ParamKind::Shape:
+    return "a shape (a tuple of positive integers)";
+  case ParamKind::Index:
+    return "an index tile such as nl.arange(128)[:, None]";
+  case ParamKind::Mask:
+    return "a predicate on index tiles";
+  }
+  return "a value";
+}
+
+} // namespace
+
+OpInfo parse_signature(const OpDef &def) {
+  OpInfo info;
+  info.def = &def;
+  std::string_view s = def.signature;
+  std::size_t open = s.find('(');
+  if (open == std::string_view::npos || s.back() != ')')
+    bad_signature(s, "expected name(...)");
+  info.name = s.substr(0, open);
+  std::string_view body = s.substr(open + 1, s.size() - open - 2);
+  bool keyword_only = false;
+  while (!trim(body).empty()) {
+    std::size_t comma = body.find(',');
+    std::string_view item = trim(body.substr(0, comma));
+    body = comma == std::string_view::npos ? std::string_view() : body.substr(comma + 1);
+    if (item == "*") {
+      keyword_only = true;
+      continue;
+    }
+    ParamDef p;
+    p.keyword_only = keyword_only;
+    if (item.front() == '*') {
+      p.variadic = true;
+      keyword_only = true;
+      item.remove_prefix(1);
+    }
+    std::size_t colon = item.find(':');
+    if (colon == std::string_view::npos)
+      bad_signature(s, fmt::format("parameter '{}' has no kind", item));
+    p.name = trim(item.substr(0, colon));
+    std::string_view rest = trim(item.substr(colon + 1));
+    std::size_t eq = rest.find('=');
+    std::string_view kind = trim(rest.substr(0, eq));
+    if (!kind.empty() && kind.back() == '?') {
+      p.nullable = true;
+      kind.remove_suffix(1);
+    }
+    auto k = parse_kind(kind);
+    if (!k)
+      bad_signature(s, fmt::format("unknown kind '{}'", kind));
+    p.kind = *k;
+    if (eq != std::string_view::npos) {
+      p.default_value = parse_default(s, trim(rest.substr(eq + 1)));
+      if (p.default_value->is_none())
+        p.nullable = true;
+    }
+    info.params.push_back(std::move(p));
+  }
+  return info;
+}
+
+std::size_t OpInfo::index(std::string_view param) const {
+  for (std::size_t i = 0; i < params.size(); ++i)
+    if (params[i].name == param)
+      return i;
+  return params.size();
+}
+
+OpCall::OpCall(NkiRuntime *runtime, KernelBuilder *builder, const OpInfo &info, Interpreter &interpreter,
+               const CallArgs &args)
+    : op(info), interp(interpreter), rt_(runtime), kb_(builder) {
+  const std::vector<ParamDef> &params = op.params;
+  values_.resize(params.size(), nullptr);
+  std::size_t positional = 0;
+  while (positional < params.size() && !params[positional].keyword_only)
+    ++positional;
+  bool variadic = positional < params.size() && params[positional].variadic;
+  if (args.positional.size() > positional && !variadic)
+    raise_error("TypeError", fmt::format("{}() takes {} positional arguments but {} were given", op.name, positional,
+                                         args.positional.size()));
+  std::size_t bound = std::min(positional, args.positional.size());
+  for (std::size_t i = 0; i < bound; ++i)
+    values_[i] = &args.positional[i];
+  if (variadic) {
+    static const Value kNone;
+    values_[positional] = &kNone;
+    rest_ = std::span<const Value>(args.positional).subspan(bound);
+  }
+  for (const auto &[name, value] : args.keywords) {
+    std::size_t i = op.index(name);
+    if (i == params.size() || params[i].variadic)
+      raise_error("TypeError", fmt::format("{}() got an unexpected keyword argument '{}'", op.name, name));
+    if (values_[i])
+      raise_error("TypeError", fmt::format("{}() got multiple values for argument '{}'", op.name, name));
+    values_[i] = &value;
+  }
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const ParamDef &p = params[i];
+    if (!values_[i]) {
+      if (!p.default_value)
+        raise_error("TypeError", fmt::format("{}() missing required argument '{}'", op.name, p.name));
+      values_[i] = &*p.default_value;
+    }
+  }
+  // A masked access may reach past a tensor's end (NKI relaxes the bounds where the mask
+  // holds), so the bounds are checked after the mask is known.
+  std::size_t mask = op.index("mask");
+  bool masked = mask < params.size() && !values_[mask]->is_none();
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const ParamDef &p = params[i];
+    const Value &v = *values_[i];
+    if ((v.is_none() && p.nullable) || p.variadic)
+      continue;
+    auto wrong = [&]() {
+      raise_error("TypeError", fmt::format("parameter '{}' of '{}' must be {}, not '{}'", p.name, op.name,
+                                           kind_text(p.kind), trace::type_name(v)));
+    };
+    switch (p.kind) {
+    case ParamKind::Any:
+      break;
+    case ParamKind::Tensor:
+    case ParamKind::Tile:
+    case ParamKind::Hbm: {
+      auto *t = v.as<TensorRef>();
+      if (!t)
+        wrong();
+      if (!t->out_of_bound.empty() && !masked)
+        raise_error("err_tensor_access_out_of_bound", t->out_of_bound);
+      if (p.kind == ParamKind::Tile)
+        require_on_chip(*t, op.name, p.name);
+      else if (p.kind == ParamKind::Hbm)
+        require_hbm(*t, op.name, p.name);
+      break;
+    }
+    case ParamKind::TileOrScalar:
+      if (auto *t = v.as<TensorRef>()) {
+        if (!t->out_of_bound.empty() && !masked)
+          raise_error("err_tensor_access_out_of_bound", t->out_of_bound);
+        require_on_chip(*t, op.name, p.name);
+      } else if (!is_scalar(v)) {
+        wrong();
+      }
+      break;
+    case ParamKind::Scalar:
+      if (!is_scalar(v))
+        wrong();
+      break;
+    case ParamKind::Dtype:
+      dtype_arg(&v, op.name);
+      break;
+    case ParamKind::Op:
+      nki::op_name(v, op.name, p.name);
+      break;
+    case ParamKind::Bool:
+      if (v.kind != Value::Kind::Bool && v.kind != Value::Kind::Int)
+        wrong();
+      break;
+    case ParamKind::Int:
+      if (v.kind != Value::Kind::Int)
+        wrong();
+      break;
+    case ParamKind::Shape:
+      shape_arg(v, op.name);
+      break;
+    case ParamKind::Index:
+      if (!v.as<IndexObject>())
+        wrong();
+      break;
+    case ParamKind::Mask:
+      if (!v.as<MaskObject>())
+        raise_error("TypeError", fmt::format("'mask' must be a predicate on index tiles, not {}", trace::repr(v)));
+      break;
+    }
+  }
+}
+
+KernelBuilder &OpCall::kb() { return kb_ ? *kb_ : rt_->builder(op.name); }
+
+const Value *OpCall::slot(std::string_view param) const {
+  std::size_t i = op.index(param);
+  if (i == op.params.size())
+    raise_error("internal", fmt::format("nkicc bug: op '{}' has no parameter '{}'", op.name, param));
+  return values_[i];
+}
+
+const Value *OpCall::get(std::string_view param) const {
+  const Value *v = slot(param);
+  return v->is_none() ? nullptr : v;
+}
+
+const Value &OpCall::required(std::string_view param) const {
+  const Value *v = get(param);
+  if (!v)
+    raise_error("TypeError", fmt::format("{}() missing required argument '{}'", op.name, param));
+  return *v;
+}
+
+std::shared_ptr<TensorRef> OpCall::tensor(std::string_view param) const {
+  const Value *v = get(param);
+  return v ? v->shared_as<TensorRef>() : nullptr;
+}
+
+std::shared_ptr<TensorRef> OpCall::required_tensor(std::string_view param) const {
+  auto t = required(param).shared_as<TensorRef>();
+  if (!t)
+    raise_error("TypeError", fmt::format("parameter '{}' of '{}' must be a tensor or tile, not '{}'", param, op.name,
+                                         trace::type_name(required(param))));
+  return t;
+}
+
+std::optional<DType> OpCall::dtype(std::string_view param) const { return dtype_arg(get(param), op.name); }
+
+std::string OpCall::op_name(std::string_view param) const { return nki::op_name(required(param), op.name, param); }
+
+bool OpCall::flag(std::string_view param) const {
+  const Value *v = get(param);
+  if (!v)
+    return false;
+  return v->kind == Value::Kind::Bool ? v->b : v->kind == Value::Kind::Int && v->i != 0;
+}
+
+std::int64_t OpCall::integer(std::string_view param) const { return int_arg(required(param), op.name, param); }
+
+const MaskObject *OpCall::mask() const {
+  const Value *v = get("mask");
+  return v ? v->as<MaskObject>() : nullptr;
+}
+
+void OpCall::emit(std::span<const ir::AccessPattern> dst, std::span<const ir::AccessPattern> src,
+                  const ir::AttrList &attrs) {
+  kb().emit(op.def->opcode, op.def->engine, dst, src, attrs);
+}
+
+namespace {
+
+/// The value form of `op`, then its result written to `dst` (DstForm).
+Value call_with_dst(NkiRuntime &rt, const OpInfo &op, Interpreter &interp, CallArgs &call) {
+  std::optional<Value> dst;
+  for (auto it = call.keywords.begin(); it != call.keywords.end(); ++it)
+    if (it->first == "dst") {
+      dst = it->second;
+      call.keywords.erase(it);
+      break;
+    }
+  if (!dst && call.positional.size() > op.def->dst.probe && call.positional[op.def->dst.probe].as<TensorRef>()) {
+    dst = call.positional.front();
+    call.positional.erase(call.positional.begin());
+  }
+  OpCall c(&rt, nullptr, op, interp, call);
+  if (!dst)
+    return op.def->lower(c);
+  auto target = as_tensor(*dst, op.name, "dst");
+  if (!target->out_of_bound.empty())
+    raise_error("err_tensor_access_out_of_bound", target->out_of_bound);
+  Value result = op.def->lower(c);
+  auto r = result.shared_as<TensorRef>();
+  if (!r)
+    return result;
+  KernelBuilder &kb = *target->builder;
+  if (op.def->dst.accumulates) {
+    assign_to_view(interp, *target, result, python::BinOpKind::Add);
+    return Value::none();
+  }
+  // The instruction that made the result writes the destination itself.
+  std::int64_t writer = kb.last_writer[r->ap.tensor];
+  if (writer >= 0 && static_cast<std::size_t>(writer) + 1 == kb.fn.instructions.size() &&
+      ir::is_on_chip(target->tensor().memory)) {
+    ir::Instruction &inst = kb.fn.instructions.back();
+    if (inst.num_dst == 1 && kb.fn.dst(inst)[0].tensor == r->ap.tensor && r->shape() == target->shape()) {
+      check_store_shape(*target, *r, target->tensor().name, r->tensor().name);
+      kb.fn.set_dst(inst, 0, target->ap);
+      kb.last_writer[target->ap.tensor] = writer;
+      return Value::none();
+    }
+  }
+  assign_to_view(interp, *target, result, std::nullopt);
+  return Value::none();
+}
+
+} // namespace
+
+void install_ops(NkiRuntime &rt, ModuleObject &module, std::span<const OpDef> table) {
+  for (const OpDef &def : table) {
+    auto info = std::make_shared<const OpInfo>(parse_signature(def));
+    std::string name(info->name);
+    BuiltinFunction::Impl impl;
+    if (def.dst.enabled)
+      impl = [&rt, info](Interpreter &interp, CallArgs &call) { return call_with_dst(rt, *info, interp, call); };
+    else
+      impl = [&rt, info](Interpreter &interp, CallArgs &call) {
+        OpCall c(&rt, nullptr, *info, interp, call);
+        return info->def->lower(c);
+      };
+    module.globals().set(name, Value::object(std::make_shared<BuiltinFunction>(name, std::move(impl))));
+  }
+}
+
+} // namespace nkicc::nki

@@ -1,0 +1,119 @@
+#include "runtime.h"
+
+#include "index.h"
+#include "op_table.h"
+
+#include <fmt/format.h>
+
+namespace nkicc::nki {
+
+namespace {
+
+/// A module whose unknown attributes are opaque placeholders, for host-side NumPy code
+/// (`np.random.random_sample(...)`) that kernels never use.
+class HostModule : public ModuleObject {
+public:
+  using ModuleObject::ModuleObject;
+  std::optional<Value> get_attr(Interpreter &interp, std::string_view attr) override {
+    if (auto v = ModuleObject::get_attr(interp, attr))
+      return v;
+    return Value::object(std::make_shared<OpaqueObject>(name() + "." + std::string(attr)));
+  }
+};
+
+
+} // namespace
+
+NkiRuntime::NkiRuntime() { build_modules(); }
+
+KernelBuilder &NkiRuntime::builder(std::string_view op) const {
+  if (!current)
+    raise_error("RuntimeError", fmt::format("NKI operation '{}' can only run inside a kernel being traced", op));
+  return *current;
+}
+
+std::shared_ptr<Object> NkiRuntime::resolve(std::string_view dotted_name) {
+  auto it = modules_.find(dotted_name);
+  return it == modules_.end() ? nullptr : it->second;
+}
+
+void NkiRuntime::build_modules() {
+  auto nl = std::make_shared<ModuleObject>("neuronxcc.nki.language");
+  auto nisa = std::make_shared<ModuleObject>("neuronxcc.nki.isa");
+  auto typing = std::make_shared<HostModule>("neuronxcc.nki.typing");
+  auto nki = std::make_shared<ModuleObject>("neuronxcc.nki");
+  auto neuronxcc = std::make_shared<ModuleObject>("neuronxcc");
+  // lib: host NumPy (nkicc/trace/numpy.h); its dtype objects are NKI's too.
+  std::shared_ptr<ModuleObject> np = trace::make_numpy_module(nullptr);
+
+  for (DType d : {DType::Float32, DType::Float16, DType::BFloat16, DType::TFloat32, DType::Float8E4M3,
+                  DType::Float8E4M3FN, DType::Float8E5M2, DType::Int8, DType::Int16, DType::Int32, DType::UInt8,
+                  DType::UInt16, DType::UInt32, DType::Bool}) {
+    std::string name(dtype_name(d));
+    name = name == "bool" ? "bool_" : name;
+    nl->globals().set(name, *np->globals().find_local(name));
+  }
+  nl->globals().set("fp32", *nl->globals().find_local("float32"));
+  nl->globals().set("bf16", *nl->globals().find_local("bfloat16"));
+  nl->globals().set("fp16", *nl->globals().find_local("float16"));
+
+  for (auto [name, memory] :
+       {std::pair{"sbuf", ir::Memory::Sbuf}, std::pair{"psum", ir::Memory::Psum},
+        std::pair{"shared_hbm", ir::Memory::SharedHbm}, std::pair{"private_hbm", ir::Memory::PrivateHbm},
+        std::pair{"hbm", ir::Memory::PrivateHbm}})
+    nl->globals().set(name, Value::object(std::make_shared<BufferObject>(memory)));
+
+  // nl.tile_size: the hardware constants of reference/nki.md (SBUF size depends on the target).
+  class TileSize : public Object {
+  public:
+    explicit TileSize(NkiRuntime &rt) : rt_(rt) {}
+    std::string_view type_name() const override { return "tile_size"; }
+    std::optional<Value> get_attr(Interpreter &, std::string_view name) override {
+      static const std::pair<std::string_view, std::int64_t> kConstants[] = {
+          {"pmax", 128},          {"gemm_stationary_fmax", 128}, {"gemm_moving_fmax", 512}, {"psum_fmax", 512},
+          {"bn_stats_fmax", 512}, {"psum_min_align", 4},         {"sbuf_min_align", 1}};
+      for (auto [n, v] : kConstants)
+        if (n == name)
+          return Value::integer(v);
+      if (name == "total_available_sbuf_size")
+        return Value::integer(rt_.builder("tile_size").target.sbuf_bytes_per_partition);
+      return std::nullopt;
+    }
+
+  private:
+    NkiRuntime &rt_;
+  };
+  nl->globals().set("tile_size", Value::object(std::make_shared<TileSize>(*this)));
+
+  nl->globals().set("mgrid", make_mgrid());
+
+  install_ops(*this, *nl, language_memory_ops());
+  install_ops(*this, *nl, language_math_ops());
+  install_ops(*this, *nl, language_index_ops());
+  install_ops(*this, *nisa, isa_ops());
+  // Engine selectors (`engine=nisa.vector_engine`).
+  for (const char *e : {"tensor_engine", "vector_engine", "scalar_engine", "gpsimd_engine", "unknown_engine"})
+    nisa->globals().set(e, Value::str(e));
+  add_numpy_aliases(*np, *nl);
+
+  for (const char *d : {"jit", "baremetal", "benchmark", "profile", "simulate_kernel", "trace"})
+    nki->globals().set(d, Value::object(jit_decorator(d, this)));
+  nki->globals().set("language", Value::object(nl));
+  nki->globals().set("isa", Value::object(nisa));
+  nki->globals().set("typing", Value::object(typing));
+  neuronxcc->globals().set("nki", Value::object(nki));
+
+  modules_["neuronxcc"] = neuronxcc;
+  modules_["neuronxcc.nki"] = nki;
+  modules_["neuronxcc.nki.language"] = nl;
+  modules_["neuronxcc.nki.isa"] = nisa;
+  modules_["neuronxcc.nki.typing"] = typing;
+  // The new `nki` package (reference/nki.md "Two API generations") under its own names.
+  modules_["nki"] = nki;
+  modules_["nki.language"] = nl;
+  modules_["nki.isa"] = nisa;
+  modules_["nki.typing"] = typing;
+  modules_["numpy"] = np;
+}
+
+} // namespace nkicc::nki

@@ -1,0 +1,49 @@
+// Tensors and tiles as a kernel holds them: a view of a traced tensor (the whole tensor when
+// created, a sub-view when indexed), lowered to an IR access pattern with its bounds checked.
+// Views of HBM tensors feed loads and stores; views of SBUF/PSUM tiles feed compute.
+#pragma once
+
+#include "builder.h"
+
+namespace nkicc::nki {
+
+class TensorRef : public Object {
+public:
+  std::string_view type_name() const override;
+  std::optional<Value> get_attr(Interpreter &, std::string_view name) override;
+  Value get_item(Interpreter &, const Value &key) override;
+  void set_item(Interpreter &, const Value &key, const Value &value) override;
+  void aug_set_item(Interpreter &, const Value &key, python::BinOpKind op, const Value &value) override;
+  std::optional<Value> inplace_op(Interpreter &, python::BinOpKind op, const Value &other) override;
+  std::optional<Value> binary_op(Interpreter &, python::BinOpKind op, const Value &other, bool reflected) override;
+  std::optional<Value> unary_op(Interpreter &, python::UnaryOpKind op) override;
+  bool truthy(Interpreter &) override;
+  std::string repr() const override;
+  void on_bind(std::string_view name) override;
+
+  const ir::Tensor &tensor() const;
+  ir::Shape shape() const { return ap.shape(); }
+  /// `name[128, 512]`, as NKI's messages show a parameter.
+  std::string describe() const;
+
+  KernelBuilder *builder = nullptr;
+  ir::AccessPattern ap;
+  /// The first out-of-bound index of this view, if any: reported when an operation uses the
+  /// view without a `mask=` (a masked access may reach past the end, as in NKI).
+  std::string out_of_bound;
+};
+
+/// Methods of a tensor view: `x.reshape(shape)`, `x.broadcast_to(shape)`, `x.ap(...)`.
+std::optional<Value> tensor_method(Interpreter &interp, std::shared_ptr<TensorRef> self, std::string_view name);
+
+/// `target[...] = value` and `target[...] op= value` on a view: a store into HBM, a copy or
+/// memset on chip, and `psum[...] += nl.matmul(...)` folded into an accumulating matmul.
+void assign_to_view(Interpreter &interp, TensorRef &target, const Value &value, std::optional<python::BinOpKind> op);
+
+/// Python operators on tiles (`a + b`, `x * 0.125`, `1.0 / s`, `-x`).
+std::optional<Value> tensor_binary_operator(Interpreter &interp, std::shared_ptr<TensorRef> self, python::BinOpKind op,
+                                            const Value &other, bool reflected);
+std::optional<Value> tensor_unary_operator(Interpreter &interp, std::shared_ptr<TensorRef> self,
+                                           python::UnaryOpKind op);
+
+} // namespace nkicc::nki

@@ -1,0 +1,94 @@
+// Python's operators on tiles and assignment to views: `a + b`, `-x`, `t[...] = v`,
+// `t[...] += v`, `acc += x`, each lowered to the instruction NKI emits for it.
+#include "lowering.h"
+#include "tensor.h"
+
+#include <fmt/format.h>
+
+namespace nkicc::nki {
+
+using python::BinOpKind;
+using python::UnaryOpKind;
+
+std::optional<Value> tensor_binary_operator(Interpreter &, std::shared_ptr<TensorRef> self, BinOpKind op,
+                                            const Value &other, bool reflected) {
+  std::string_view name = binop_name(op);
+  if (name.empty())
+    return std::nullopt;
+  if (!other.shared_as<TensorRef>() && !is_scalar(other))
+    return std::nullopt;
+  KernelBuilder &kb = *self->builder;
+  Value me = Value::object(self);
+  return reflected ? elementwise(kb, name, other, me, std::nullopt) : elementwise(kb, name, me, other, std::nullopt);
+}
+
+std::optional<Value> tensor_unary_operator(Interpreter &, std::shared_ptr<TensorRef> self, UnaryOpKind op) {
+  if (op == UnaryOpKind::USub)
+    return tensor_scalar(*self->builder, "multiply", *self, Value::integer(-1), false, std::nullopt);
+  if (op == UnaryOpKind::UAdd)
+    return Value::object(self);
+  return std::nullopt;
+}
+
+void assign_to_view(Interpreter &, TensorRef &target, const Value &value, std::optional<BinOpKind> op) {
+  if (!target.out_of_bound.empty())
+    raise_error("err_tensor_access_out_of_bound", target.out_of_bound);
+  KernelBuilder &kb = *target.builder;
+  const ir::Tensor &t = target.tensor();
+  if (!ir::is_on_chip(t.memory)) {
+    // `out[...] = tile` is a store; HBM has no read-modify-write.
+    if (op)
+      raise_error("TypeError", fmt::format("augmented assignment to HBM tensor '{}' is not supported: load, compute "
+                                           "and store instead",
+                                           t.name));
+    auto v = value.shared_as<TensorRef>();
+    if (!v)
+      raise_error("TypeError",
+                  fmt::format("only a tile can be assigned to HBM tensor '{}', not '{}'", t.name, trace::type_name(value)));
+    store(kb, target, v, nullptr, t.name, v->tensor().name);
+    return;
+  }
+  auto v = value.shared_as<TensorRef>();
+  if (!op) {
+    if (!v) {
+      memset(kb, target, value);
+      return;
+    }
+    require_on_chip(*v, "copy", "src");
+    check_store_shape(target, *v, t.name, v->tensor().name);
+    kb.emit(ir::Opcode::TensorCopy, ir::Engine::Vector, {target.ap}, {broadcast_view(*v, target.shape())});
+    return;
+  }
+  // `psum[...] += nl.matmul(...)`: the matmul accumulates into the target itself (SPEC §3).
+  if (*op == BinOpKind::Add && v && t.memory == ir::Memory::Psum) {
+    std::int64_t writer = kb.last_writer[v->ap.tensor];
+    if (writer >= 0 && static_cast<std::size_t>(writer) + 1 == kb.fn.instructions.size()) {
+      ir::Instruction &inst = kb.fn.instructions.back();
+      if (inst.opcode == ir::Opcode::MatMul && inst.num_dst == 1 && kb.fn.dst(inst)[0].tensor == v->ap.tensor) {
+        if (kb.fn.access_pattern(kb.fn.dst(inst)[0]).shape() != target.shape())
+          raise_error("ValueError", fmt::format("cannot accumulate a matmul result {} into {}", shape_text(v->shape()),
+                                                target.describe()));
+        kb.fn.set_dst(inst, 0, target.ap);
+        kb.fn.set_attrs(inst, accumulate_attrs(true));
+        kb.last_writer[target.ap.tensor] = writer;
+        return;
+      }
+    }
+  }
+  std::string_view name = binop_name(*op);
+  if (name.empty())
+    raise_error("TypeError", "unsupported augmented assignment operator on a tile");
+  if (v) {
+    require_on_chip(*v, name, "y");
+    broadcast_shapes(target, *v, name, "x", "y");
+    kb.emit(ir::Opcode::TensorTensor, ir::Engine::Vector, {target.ap}, {target.ap, broadcast_view(*v, target.shape())},
+            {{"op", PyConstant::str(std::string(name))}});
+  } else {
+    kb.emit(ir::Opcode::TensorScalar, ir::Engine::Vector, {target.ap}, {target.ap},
+            {{"op0", PyConstant::str(std::string(name))},
+             {"operand0", scalar_constant(value)},
+             {"reverse0", PyConstant::boolean(false)}});
+  }
+}
+
+} // namespace nkicc::nki
