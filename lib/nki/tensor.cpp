@@ -1,5 +1,7 @@
 #include "tensor.h"
 
+#include "nkicc/trace/pylib.h"
+
 #include "index.h"
 #include "objects.h"
 
@@ -97,6 +99,8 @@ std::int64_t slice_int(const Value &v, const char *what) {
     return v.i;
   if (v.kind == Value::Kind::Bool)
     return v.b;
+  if (std::optional<Value> n = trace::index_number(v)) // lib: a NumPy integer
+    return n->kind == Value::Kind::Bool ? n->b : n->i;
   raise_error("TypeError", fmt::format("slice {} must be an integer, not '{}'", what, trace::type_name(v)));
 }
 

@@ -341,11 +341,123 @@ std::string_view attr_owner(const Value &v) {
 }
 } // namespace
 
+/// The special methods of built-in values (`seq.__getitem__` as a sort key, `x.__class__`):
+/// each is the interpreter's own protocol.
+static std::optional<Value> special_attr(Interpreter &interp, const Value &v, std::string_view name) {
+  using python::BinOpKind;
+  using python::UnaryOpKind;
+  if (name.size() < 5 || !name.starts_with("__") || !name.ends_with("__"))
+    return std::nullopt;
+  if (name == "__class__") {
+    Value *type = interp.builtins().find_local(type_name(v) == "NoneType" ? "type" : type_name(v));
+    if (type && v.kind != K::None)
+      return *type;
+    return std::nullopt;
+  }
+  using Impl = Value (*)(Interpreter &, const Value &, CallArgs &);
+  struct Special {
+    std::string_view name;
+    Impl impl;
+    std::size_t args;
+  };
+  static const Special specials[] = {
+      {"__getitem__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.get_item(s, a.positional[0]); }, 1},
+      {"__setitem__",
+       [](Interpreter &i, const Value &s, CallArgs &a) {
+         i.set_item(s, a.positional[0], a.positional[1]);
+         return Value::none();
+       },
+       2},
+      {"__len__",
+       [](Interpreter &i, const Value &s, CallArgs &) {
+         CallArgs one;
+         one.positional.push_back(s);
+         return i.call(*i.builtins().find_local("len"), one);
+       },
+       0},
+      {"__contains__", [](Interpreter &i, const Value &s, CallArgs &a) { return Value::boolean(i.contains(s, a.positional[0])); }, 1},
+      {"__iter__",
+       [](Interpreter &i, const Value &s, CallArgs &) {
+         CallArgs one;
+         one.positional.push_back(s);
+         return i.call(*i.builtins().find_local("iter"), one);
+       },
+       0},
+      {"__repr__", [](Interpreter &, const Value &s, CallArgs &) { return Value::str(repr(s)); }, 0},
+      {"__str__", [](Interpreter &, const Value &s, CallArgs &) { return Value::str(str(s)); }, 0},
+      {"__hash__", [](Interpreter &i, const Value &s, CallArgs &) { return Value::integer(hash_value(&i, s)); }, 0},
+      {"__bool__", [](Interpreter &i, const Value &s, CallArgs &) { return Value::boolean(i.truthy(s)); }, 0},
+      {"__format__",
+       [](Interpreter &i, const Value &s, CallArgs &a) {
+         if (a.positional[0].kind != K::Str)
+           raise_python("TypeError", "format spec must be a str");
+         return Value::str(i.format(s, a.positional[0].str_text()));
+       },
+       1},
+      {"__eq__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.compare(python::CmpOpKind::Eq, s, a.positional[0]); }, 1},
+      {"__ne__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.compare(python::CmpOpKind::NotEq, s, a.positional[0]); }, 1},
+      {"__lt__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.compare(python::CmpOpKind::Lt, s, a.positional[0]); }, 1},
+      {"__le__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.compare(python::CmpOpKind::LtE, s, a.positional[0]); }, 1},
+      {"__gt__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.compare(python::CmpOpKind::Gt, s, a.positional[0]); }, 1},
+      {"__ge__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.compare(python::CmpOpKind::GtE, s, a.positional[0]); }, 1},
+      {"__add__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Add, s, a.positional[0]); }, 1},
+      {"__sub__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Sub, s, a.positional[0]); }, 1},
+      {"__mul__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Mult, s, a.positional[0]); }, 1},
+      {"__truediv__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Div, s, a.positional[0]); }, 1},
+      {"__floordiv__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::FloorDiv, s, a.positional[0]); }, 1},
+      {"__mod__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Mod, s, a.positional[0]); }, 1},
+      {"__pow__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Pow, s, a.positional[0]); }, 1},
+      {"__and__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::BitAnd, s, a.positional[0]); }, 1},
+      {"__or__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::BitOr, s, a.positional[0]); }, 1},
+      {"__xor__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::BitXor, s, a.positional[0]); }, 1},
+      {"__lshift__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::LShift, s, a.positional[0]); }, 1},
+      {"__rshift__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::RShift, s, a.positional[0]); }, 1},
+      {"__radd__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Add, a.positional[0], s); }, 1},
+      {"__rsub__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Sub, a.positional[0], s); }, 1},
+      {"__rmul__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Mult, a.positional[0], s); }, 1},
+      {"__neg__", [](Interpreter &i, const Value &s, CallArgs &) { return i.unary_op(UnaryOpKind::USub, s); }, 0},
+      {"__pos__", [](Interpreter &i, const Value &s, CallArgs &) { return i.unary_op(UnaryOpKind::UAdd, s); }, 0},
+      {"__invert__", [](Interpreter &i, const Value &s, CallArgs &) { return i.unary_op(UnaryOpKind::Invert, s); }, 0},
+      {"__abs__",
+       [](Interpreter &i, const Value &s, CallArgs &) {
+         CallArgs one;
+         one.positional.push_back(s);
+         return i.call(*i.builtins().find_local("abs"), one);
+       },
+       0},
+  };
+  bool number = v.is_number();
+  for (const Special &sp : specials) {
+    if (sp.name != name)
+      continue;
+    // Only the methods the value's type has: no __getitem__ on an int, no __neg__ on a str.
+    bool container = v.kind == K::Str || v.kind == K::List || v.kind == K::Tuple || v.kind == K::Dict;
+    if ((name == "__getitem__" || name == "__len__" || name == "__contains__" || name == "__iter__") && !container)
+      return std::nullopt;
+    if (name == "__setitem__" && v.kind != K::List && v.kind != K::Dict)
+      return std::nullopt;
+    if ((name == "__neg__" || name == "__pos__" || name == "__abs__" || name == "__invert__") && !number)
+      return std::nullopt;
+    if (name == "__hash__" && (v.kind == K::List || v.kind == K::Dict))
+      return std::nullopt;
+    Impl impl = sp.impl;
+    std::size_t n = sp.args;
+    std::string method(name);
+    return Value::object(std::make_shared<BuiltinFunction>(method, [v, impl, n, method](Interpreter &i, CallArgs &a) {
+      expect_args(method, a, n, n);
+      return impl(i, v, a);
+    }));
+  }
+  return std::nullopt;
+}
+
 std::optional<Value> Interpreter::find_attr(const Value &v, std::string_view name) {
   if (Object *obj = v.object())
     return obj->get_attr(*this, name);
   if (std::optional<Value> data = data_attr(v, name))
     return data;
+  if (std::optional<Value> special = special_attr(*this, v, name))
+    return special;
   if (v.kind == K::Dict)
     if (std::optional<Value> data = flavor_attr(v, name))
       return data;

@@ -212,6 +212,20 @@ struct Tracer::Impl {
       Value fn = v->as<JitKernel>() ? v->as<JitKernel>()->function : *v;
       return KernelRef{def, fn};
     }
+    // A kernel a source imports from another kernel file: its definition is the function's.
+    for (std::size_t i = 0; i < modules.size(); ++i) {
+      if (!module_objects[i])
+        continue;
+      Value *v = module_objects[i]->globals().find_local(call.kernel);
+      if (!v)
+        continue;
+      Value fn = v->as<JitKernel>() ? v->as<JitKernel>()->function : *v;
+      if (auto *f = fn.as<FunctionObject>(); f && f->def)
+        return KernelRef{f->def, fn};
+      diags.error(call.kernel_loc, fmt::format("'{}' is no longer a function after the module ran", call.kernel),
+                  "manifest");
+      return std::nullopt;
+    }
     diags.internal_error(fmt::format("kernel '{}' was resolved but not found", call.kernel));
     return std::nullopt;
   }
