@@ -30,6 +30,16 @@ failure prints one line with its first error (paths relative to the repository),
 
 Output is in table order whatever -j is, and names no temporary path. Exit status: 0 when every
 call passed, 1 when some failed, 2 for a usage or table error. Standard library only.
+
+--simulate (issue 13) also runs `nkicc simulate --random-inputs=SEED` on every call that traces and
+has a `reference`, evaluates the reference (a NumPy lambda over the call's arguments, tensors as the
+inputs nkicc wrote) and compares each output, within a tolerance scaled by the largest reference
+magnitude: that of the least precise float dtype among the output and the kernel's tiles (a kernel
+that computes in bfloat16 carries bfloat16's error into a float32 output): float32 1e-4, float16
+2e-3, bfloat16 2e-2, float8 0.125; integer outputs exactly. It
+prints `SIMFAIL` lines, then `simulate: N/M match` with the failures per class (simulate: nkicc
+simulate failed; reference: the lambda raised; mismatch: an output differs). It needs NumPy
+(/usr/bin/python3 with python3-numpy); the exit status stays the tracing one.
 """
 import argparse
 import ast
@@ -255,7 +265,7 @@ def first_error(stderr, cwd, root):
     return text, text, "", ""
 
 
-def run_call(index, call, checkouts, nkicc, timeout, top_dirs):
+def run_call(index, call, checkouts, nkicc, timeout, top_dirs, np=None):
     result = {"id": call["id"], "expected": call["matmul_mac_count"], "mac": None}
     root, problem = checkouts.tree(call["repository"], call["commit"], top_dirs[(call["repository"], call["commit"])])
     kernel_file = os.path.join(root, call["path"]) if root else None
@@ -284,6 +294,8 @@ def run_call(index, call, checkouts, nkicc, timeout, top_dirs):
             msg = f"expected one matmul_mac_count line in --emit=ir, found {len(macs)}"
             return dict(result, status="fail", cls="runner", error=msg, cause=msg, detail="")
         result["mac"] = macs[0]
+        if np is not None and call.get("reference"):
+            result["simulate"] = simulate_call(np, call, cwd, desc_name, nkicc, timeout)
         if macs[0] == call["matmul_mac_count"]:
             return dict(result, status="pass")
         msg = f"matmul_mac_count {macs[0]}, expected {call['matmul_mac_count']} ({call['mac_formula']})"
@@ -300,6 +312,109 @@ def run_call(index, call, checkouts, nkicc, timeout, top_dirs):
         text = text.replace(path, "<description>", 1)
     cls, cause = classify(msg, diag_id, in_description, forms)
     return dict(result, status="fail", cls=cls, error=text, cause=cause, detail=detail)
+
+
+# --- simulating a call and checking it against its reference (--simulate) -------------------------
+
+SIM_SEED = 1
+SIM_CLASSES = ("simulate", "reference", "mismatch")
+SIM_TOLERANCE = {"float32": 1e-4, "tfloat32": 1e-3, "float16": 2e-3, "bfloat16": 2e-2, "float8_e4m3": 0.125,
+                 "float8_e4m3fn": 0.125, "float8_e5m2": 0.25}
+NAMES_RE = re.compile(r"^\s*(inputs|outputs):(.*)$")
+TENSOR_RE = re.compile(r"^\s*%\d+ (\S+) (input|output|internal) \S+ ([a-z0-9_]+)\[")
+
+
+def sim_load(np, path, dtype):
+    """A .npy file nkicc wrote, as NumPy sees it: bfloat16 and float8 bits decoded to float32."""
+    a = np.load(path)
+    if dtype == "bfloat16":
+        return (a.view("<u2").astype("<u4") << 16).view("<f4")
+    if dtype.startswith("float8"):
+        e_bits, bias, has_inf = {"float8_e4m3": (4, 7, True), "float8_e4m3fn": (4, 7, False),
+                                 "float8_e5m2": (5, 15, True)}[dtype]
+        b = a.view("u1").astype(np.int64)
+        m_bits = 7 - e_bits
+        e, m = (b >> m_bits) & ((1 << e_bits) - 1), b & ((1 << m_bits) - 1)
+        v = np.where(e == 0, m / (1 << m_bits) * 2.0 ** (1 - bias), (1 + m / (1 << m_bits)) * np.exp2(e - bias))
+        top = (1 << e_bits) - 1
+        nan = (e == top) & ((m != 0) if has_inf else (m == (1 << m_bits) - 1))
+        v = np.where(nan, np.nan, np.where((e == top) & (m == 0) & has_inf, np.inf, v))
+        return (np.where(b & 0x80, -v, v)).astype(np.float32)
+    return a
+
+
+def sim_constant(value):
+    if isinstance(value, dict) and "tuple" in value:
+        return tuple(sim_constant(v) for v in value["tuple"])
+    if isinstance(value, list):
+        return [sim_constant(v) for v in value]
+    return value
+
+
+def simulate_call(np, call, cwd, desc_name, nkicc, timeout):
+    """Simulates one traced call and compares its outputs with the table's reference."""
+    out_dir = os.path.join(cwd, desc_name + ".sim")
+    shutil.rmtree(out_dir, ignore_errors=True)
+    try:
+        text = subprocess.run([nkicc, "trace", "--emit=bir-text", "--color=never", desc_name], cwd=cwd,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+        proc = subprocess.run([nkicc, "simulate", "--color=never", desc_name, f"--random-inputs={SIM_SEED}",
+                               "-o", out_dir], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"status": "fail", "cls": "simulate", "error": f"timeout: no result after {timeout:g} s"}
+    if proc.returncode != 0 or text.returncode != 0:
+        stderr = proc.stderr.decode("utf-8", "replace")
+        lines = [ANSI_RE.sub("", l) for l in stderr.splitlines() if " error: " in l or l.startswith("error")]
+        return {"status": "fail", "cls": "simulate",
+                "error": f"exit {proc.returncode}: " + (lines[0] if lines else "no diagnostic")}
+    names, dtypes, kernel_tol = {}, {}, 0.0
+    for line in text.stdout.decode("utf-8", "replace").splitlines():
+        m = NAMES_RE.match(line)
+        if m and m.group(1) not in names:
+            names[m.group(1)] = [n.strip() for n in m.group(2).split(",") if n.strip()]
+        m = TENSOR_RE.match(line)
+        if m:
+            dtypes.setdefault(m.group(1), m.group(3))
+            kernel_tol = max(kernel_tol, SIM_TOLERANCE.get(m.group(3), 0.0))
+    inputs = iter(names.get("inputs", []))
+    values = []
+    for arg in list(call["args"]) + list(call.get("kwargs", {}).values()):
+        if isinstance(arg, dict) and "shape" in arg and "dtype" in arg:
+            name = next(inputs)
+            values.append(sim_load(np, os.path.join(out_dir, f"call0.{name}.npy"), arg["dtype"]))
+        else:
+            values.append(sim_constant(arg))
+    try:
+        with np.errstate(all="ignore"):
+            want = eval(call["reference"], {"np": np, "numpy": np})(*values)  # the table's own NumPy lambda
+    except Exception as e:
+        return {"status": "fail", "cls": "reference", "error": f"the reference raised {type(e).__name__}: {e}"}
+    wants = list(want) if isinstance(want, (tuple, list)) else [want]
+    outputs = names.get("outputs", [])
+    if len(wants) != len(outputs):
+        return {"status": "fail", "cls": "mismatch",
+                "error": f"the kernel has {len(outputs)} outputs, the reference {len(wants)}"}
+    for name, w in zip(outputs, wants):
+        dtype = dtypes.get(name, "float32")
+        got = sim_load(np, os.path.join(out_dir, f"call0.{name}.npy"), dtype).astype(np.float64)
+        w = np.asarray(w, dtype=np.float64)
+        if got.shape != w.shape:
+            return {"status": "fail", "cls": "mismatch",
+                    "error": f"output {name}: shape {list(got.shape)}, the reference's {list(w.shape)}"}
+        tol = max(SIM_TOLERANCE[dtype], kernel_tol) if dtype in SIM_TOLERANCE else 0.0
+        finite = np.abs(w[np.isfinite(w)])
+        scale = max(1.0, float(finite.max())) if finite.size else 1.0
+        if tol == 0.0:
+            w = np.rint(w)
+        ok = np.isclose(got, w, rtol=tol, atol=tol * scale, equal_nan=True)
+        if not ok.all():
+            bad = np.argwhere(~ok)
+            first = tuple(int(i) for i in bad[0])
+            return {"status": "fail", "cls": "mismatch",
+                    "error": f"output {name} ({dtype}): {len(bad)} of {got.size} elements differ, the first at "
+                             f"{list(first)}: {got[first]:.6g} != {w[first]:.6g}"}
+    return {"status": "pass"}
 
 
 # --- classifying a failure ------------------------------------------------------------------------
@@ -422,6 +537,8 @@ def parse_args(argv):
     p.add_argument("--json", metavar="FILE", help="write the results as JSON to FILE ('-' for stdout)")
     p.add_argument("--work", metavar="DIR", help="extract into DIR and keep it (default: a temporary folder)")
     p.add_argument("--check-table", action="store_true", help="only check the table's format")
+    p.add_argument("--simulate", action="store_true",
+                   help="also simulate each call with a reference and compare its outputs (needs NumPy)")
     return p.parse_args(argv)
 
 
@@ -437,6 +554,26 @@ def summary_lines(results):
         lines.append("causes (calls, class, first error):")
         for (cls, cause), ids in sorted(causes.items(), key=lambda kv: (-len(kv[1]), kv[0])):
             lines.append(f"  {len(ids):4d}  {cls:<11} {cause}")
+    return lines
+
+
+def simulate_lines(results, verbose):
+    """--simulate's report: a line per failure (and per match with -v), then the figure."""
+    simulated = [r for r in results if "simulate" in r]
+    lines = []
+    for r in simulated:
+        s = r["simulate"]
+        if s["status"] == "pass":
+            if verbose:
+                lines.append(f"SIMPASS {r['id']}")
+        else:
+            lines.append(f"SIMFAIL {r['id']}: [{s['cls']}] {s['error']}")
+    passed = sum(1 for r in simulated if r["simulate"]["status"] == "pass")
+    lines.append(f"simulate: {passed}/{len(simulated)} match (calls that trace and have a reference)")
+    fails = [r["simulate"] for r in simulated if r["simulate"]["status"] != "pass"]
+    if fails:
+        lines.append("simulate failures by class: " +
+                     ", ".join(f"{c} {n}" for c in SIM_CLASSES if (n := sum(1 for f in fails if f["cls"] == c))))
     return lines
 
 
@@ -470,6 +607,14 @@ def main(argv):
         print("conformance.py: error: no call of the table matches the filter", file=sys.stderr)
         return 2
 
+    np = None
+    if args.simulate:
+        try:
+            import numpy as np
+        except ImportError:
+            print("conformance.py: error: --simulate needs NumPy (run /usr/bin/python3 with python3-numpy)",
+                  file=sys.stderr)
+            return 2
     top_dirs = {}
     for c in table["calls"]:
         top_dirs.setdefault((c["repository"], c["commit"]), set()).add(c["path"].split("/")[0])
@@ -480,8 +625,8 @@ def main(argv):
         for c in calls:
             checkouts.tree(c["repository"], c["commit"], top_dirs[(c["repository"], c["commit"])])
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            futures = [pool.submit(run_call, table["calls"].index(c), c, checkouts, nkicc, args.timeout, top_dirs)
-                       for c in calls]
+            futures = [pool.submit(run_call, table["calls"].index(c), c, checkouts, nkicc, args.timeout, top_dirs,
+                                   np) for c in calls]
             results = [f.result() for f in futures]
     finally:
         if not args.work:
@@ -499,6 +644,9 @@ def main(argv):
     lines = summary_lines(results)
     for line in lines:
         print(line)
+    if args.simulate:
+        for line in simulate_lines(results, args.verbose):
+            print(line)
     if args.json:
         doc = {
             "table": os.path.basename(args.table),

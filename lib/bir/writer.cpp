@@ -338,7 +338,8 @@ std::string release(Builder &fbb) {
 
 } // namespace
 
-std::string write_kernel(const ir::Function &fn, std::string_view target_name, const SourceManager &sources) {
+std::string write_kernel(const ir::Function &fn, std::string_view target_name, const SourceManager &sources,
+                         std::span<const std::int64_t> grid) {
   Builder fbb(1024 + 256 * fn.instructions.size());
   fbb.ForceDefaults(false);
   auto name = fbb.CreateString(fn.name);
@@ -356,8 +357,12 @@ std::string write_kernel(const ir::Function &fn, std::string_view target_name, c
   for (const ir::Instruction &inst : fn.instructions)
     instructions.push_back(writer.write(inst));
   auto instructions_offset = fbb.CreateVector(instructions);
+  // A kernel without a grid leaves the field out, so its bytes are what they were before grids were recorded.
+  flatbuffers::Offset<flatbuffers::Vector<std::int64_t>> grid_offset;
+  if (!grid.empty())
+    grid_offset = fbb.CreateVector(grid.data(), grid.size());
   auto root = CreateKernel(fbb, kFormatVersion, name, target, inputs, outputs, fn.matmul_mac_count, fn.has_collectives,
-                           tensors_offset, instructions_offset);
+                           tensors_offset, instructions_offset, grid_offset);
   // An 8-byte aligned total size lets the reader detect a file cut inside its final padding.
   fbb.TrackMinAlign(8);
   fbb.Finish(root, kKernelIdentifier);

@@ -353,13 +353,13 @@ private:
 
   /// The BIR kernel of a trace, when the output carries BIR (`--emit=bir|bir-text|hlo|
   /// stablehlo`); the IR text and the statistics never read it, so those runs skip writing it.
-  std::string compile_bir(const ir::Function &fn) const {
+  std::string compile_bir(const ir::Function &fn, std::span<const std::int64_t> grid = {}) const {
     switch (options_.emit) {
     case EmitKind::Bir:
     case EmitKind::BirText:
     case EmitKind::Hlo:
     case EmitKind::StableHlo:
-      return bir::write_kernel(fn, target_.info->name, sources_);
+      return bir::write_kernel(fn, target_.info->name, sources_, grid);
     case EmitKind::Manifest:
     case EmitKind::Ast:
     case EmitKind::Ir:
@@ -381,7 +381,7 @@ private:
     auto it = external_kernels_.find(c.cache_key);
     if (it == external_kernels_.end()) {
       CachedKernel k;
-      k.binary = compile_bir(t->function);
+      k.binary = compile_bir(t->function, t->grid);
       k.input_names = t->function.input_names;
       k.output_names = t->function.output_names;
       k.trace = std::shared_ptr<const trace::KernelTrace>(t, [](const trace::KernelTrace *) {});

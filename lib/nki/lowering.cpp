@@ -287,10 +287,14 @@ Value activation(KernelBuilder &kb, std::string_view func, const TensorRef &x, s
     src.push_back(broadcast_view(*b, x.shape()));
   }
   if (scale) {
-    if (auto s = scale->shared_as<TensorRef>())
+    if (auto s = scale->shared_as<TensorRef>()) {
+      // Named, as tensor_scalar names a tile operand: {data, tile} is otherwise ambiguous
+      // between a bias and a scale (the simulator reads the BIR alone).
       src.push_back(broadcast_view(*s, x.shape()));
-    else
+      attrs.emplace_back("scale", PyConstant::str("tile"));
+    } else {
       attrs.emplace_back("scale", scalar_constant(*scale));
+    }
   }
   kb.emit(ir::Opcode::Activation, ir::Engine::Scalar, {out->ap}, std::move(src), std::move(attrs));
   return Value::object(out);

@@ -1,6 +1,7 @@
 // Python's built-in functions (len, min, max, sorted, hash, chr, ...), the built-in exceptions,
 // and the builtins scope, in CPython 3.11's words. Every real builtin nkicc does not model is a
 // placeholder that says so when a kernel uses it.
+#include "eval/classes.h"
 #include "iterators.h"
 #include "methods.h"
 #include "nkicc/trace/pylib.h"
@@ -320,6 +321,8 @@ Value builtin_setattr(Interpreter &interp, CallArgs &args) {
 
 /// isinstance(v, cls): cls a type, an exception class or a (nested) tuple of them.
 bool isinstance_of(Interpreter &interp, const Value &v, const Value &cls) {
+  if (std::optional<bool> r = eval::isinstance_hook(interp, v, cls)) // eval: classes
+    return *r;
   if (auto *t = cls.as<TypeObject>())
     return t->is_instance(v);
   if (auto *e = cls.as<ExceptionTypeObject>())

@@ -2,6 +2,7 @@
 // their class attributes (`dict.fromkeys`, `str.join`), `range`, and the built-in exceptions,
 // in CPython 3.11's words.
 #include "types.h"
+#include "eval/classes.h"
 
 #include "methods.h"
 #include "nkicc/trace/pylib.h"
@@ -293,6 +294,8 @@ Value builtin_type(Interpreter &interp, CallArgs &a) {
   if (a.positional.size() != 1)
     raise_python("TypeError", "type() takes 1 or 3 arguments");
   const Value &v = a.positional[0];
+  if (eval::ClassObject *c = eval::class_of(v)) // eval: classes
+    return Value::object(Ref<eval::ClassObject>(c));
   std::string_view name = type_name(v);
   if (v.kind != K::Object || v.as<RangeObject>() || v.as<SetObject>())
     if (Value *t = interp.builtins().find_local(name))

@@ -6,6 +6,7 @@
 
 #include "nkicc/python/parser.h"
 #include "nkicc/support/file_io.h"
+#include "eval/classes.h"
 #include "pylib/stdlib.h"
 
 #include <fmt/format.h>
@@ -387,8 +388,19 @@ std::shared_ptr<Object> Interpreter::import_module(std::string_view dotted_name,
       m = math_;
     if (!m && resolver_)
       m = resolver_(*this, name);
-    if (!m)
+    if (!m) {
       m = pylib::make_stdlib_module(*this, name);
+      // eval's class-based modules (dataclasses, enum, typing) and class-based names of
+      // pylib's (collections.namedtuple) join them.
+      std::shared_ptr<ModuleObject> classes = eval::class_module(*this, name);
+      if (auto *lib_module = dynamic_cast<ModuleObject *>(m.get()); lib_module && classes) {
+        for (const Scope::Entry &entry : classes->globals().entries())
+          if (entry.bound && !lib_module->globals().find_local(entry.symbol))
+            lib_module->globals().set(entry.symbol, entry.value);
+      } else if (!m) {
+        m = classes;
+      }
+    }
     auto *parent_module = dynamic_cast<ModuleObject *>(parent.get());
     if (!m && loader_ && (dot == std::string::npos || parent_module))
       m = loader_->load(*this, name, parent_module, current_module());

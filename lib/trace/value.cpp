@@ -400,13 +400,13 @@ std::string repr(const Value &v) {
 std::string str(const Value &v) {
   if (v.kind == Value::Kind::Str)
     return v.str_text();
-  if (v.kind == Value::Kind::Object)
-    return v.object()->to_str();
+  if (Object *obj = v.object())
+    return obj->to_str();
   return repr(v);
 }
 
 void raise_error(std::string id, std::string message, SourceLoc loc) {
-  throw TraceError{std::move(message), std::move(id), loc, {}};
+  throw TraceError{std::move(message), std::move(id), loc, {}, Value()};
 }
 
 } // namespace nkicc::trace

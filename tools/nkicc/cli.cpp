@@ -208,6 +208,22 @@ int run_checked(int argc, char **argv) {
   key->add_option("file", options.input, "Kernel description file (JSON), or - for standard input")->required();
   key->add_option("-o,--output", g.output, "Write the result to this file, atomically (default: stdout)");
 
+  SimulateRequest sim_request;
+  std::size_t sim_call = 0;
+  std::uint64_t sim_seed = 0;
+  CLI::App *simulate = app.add_subcommand(
+      "simulate", "Trace each call and run its BIR kernel on the CPU: .npy inputs in, .npy outputs out");
+  simulate->add_option("file", options.input, "Kernel description file (JSON), or - for standard input")->required();
+  CLI::Option *sim_call_opt = simulate->add_option("--call", sim_call, "Simulate only call N (0-based)");
+  CLI::Option *sim_inputs_opt =
+      simulate->add_option("--inputs", sim_request.inputs_dir, "Read call N's tensor parameter P from DIR/callN.P.npy");
+  CLI::Option *sim_seed_opt = simulate->add_option(
+      "--random-inputs", sim_seed, "Make deterministic inputs from SEED instead, and write them to the output folder");
+  sim_inputs_opt->excludes(sim_seed_opt);
+  simulate->add_flag("--check-nan", sim_request.check_nan, "Warn when an instruction makes a NaN from finite inputs");
+  simulate->add_option("-o,--output", sim_request.output_dir, "Folder for the outputs, OUTDIR/callN.NAME.npy")
+      ->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -254,6 +270,19 @@ int run_checked(int argc, char **argv) {
     return kExitUsage;
   }
 
+  if (simulate->parsed()) {
+    if (!sim_inputs_opt->count() && !sim_seed_opt->count()) {
+      std::fputs("nkicc: error: simulate needs --inputs DIR or --random-inputs=SEED\n"
+                 "Run with --help for more information.\n",
+                 stderr);
+      return kExitUsage;
+    }
+    if (sim_call_opt->count())
+      sim_request.call = sim_call;
+    if (sim_seed_opt->count())
+      sim_request.seed = sim_seed;
+  }
+
   SourceManager sources;
   DiagnosticEngine diags(sources);
   // Large text outputs are written while they are produced, into a temporary file that
@@ -271,7 +300,10 @@ int run_checked(int argc, char **argv) {
     out = run_decode_config(config_input, sources, diags);
   else if (key->parsed())
     out = run_key(options, sources, diags);
-  if (out && !diags.has_errors())
+  else if (simulate->parsed())
+    out = run_simulate(options, sim_request, sources, diags);
+  // simulate wrote its files already: -o names its folder, not an output to deliver.
+  if (out && !diags.has_errors() && !simulate->parsed())
     deliver(*out, g.output, file, sink, write_error, diags);
   if (out && !diags.has_errors() && !g.depfile.empty()) {
     std::string why;

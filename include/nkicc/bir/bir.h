@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -41,8 +42,11 @@ inline constexpr std::size_t kMaxAttrNesting = 28;
 /// The kernel blob of one traced specialization: the bytes the per-run binary cache stores and
 /// the backend_config carries. Source positions are kept as line:column only. A blob with an
 /// attribute value nested deeper than kMaxAttrNesting fails verification when read back; the
-/// tracer's attributes are flat (names, numbers, small tuples).
-std::string write_kernel(const ir::Function &fn, std::string_view target_name, const SourceManager &sources);
+/// tracer's attributes are flat (names, numbers, small tuples). `grid` is the SPMD launch grid
+/// the kernel was specialized for (its access patterns' program-id terms range over it); empty
+/// for a single instance.
+std::string write_kernel(const ir::Function &fn, std::string_view target_name, const SourceManager &sources,
+                         std::span<const std::int64_t> grid = {});
 
 /// One NKIKLIRKernel instruction: a call of a kernel stored in the module.
 struct ModuleCall {
@@ -75,5 +79,59 @@ std::optional<std::string> module_to_text(std::string_view blob, std::string &er
 
 /// The canonical text of one kernel blob (as embedded in a module or a backend_config).
 std::optional<std::string> kernel_to_text(std::string_view kernel_blob, std::string &error);
+
+// ---- decoded blobs, for consumers that execute BIR (lib/sim) ----------------------------------
+
+/// A tensor of a decoded kernel: every field of the blob's Tensor table.
+struct KernelTensor {
+  std::string name;
+  ir::TensorRole role = ir::TensorRole::Internal;
+  ir::Memory memory = ir::Memory::Sbuf;
+  std::vector<std::int64_t> shape;
+  DType dtype = DType::Float32;
+  std::int64_t partition_start = 0;
+  std::int64_t byte_offset = -1;
+  std::int64_t bytes_per_partition = 0;
+  std::uint32_t line = 0, col = 0;
+};
+
+/// An instruction of a decoded kernel, its access patterns and attributes in blob order.
+struct KernelInstruction {
+  ir::Opcode opcode = ir::Opcode::TensorCopy;
+  ir::Engine engine = ir::Engine::Vector;
+  ir::LoopKind loop_kind = ir::LoopKind::None;
+  std::vector<ir::AccessPattern> dst;
+  std::vector<ir::AccessPattern> src;
+  ir::AttrList attrs;
+  std::uint32_t line = 0, col = 0;
+};
+
+/// A kernel blob decoded: what an executor needs, read only from the blob.
+struct KernelData {
+  std::string name;
+  std::string target;
+  std::vector<std::string> input_names;
+  std::vector<std::string> output_names;
+  std::int64_t matmul_mac_count = 0;
+  bool has_collectives = false;
+  std::vector<std::int64_t> grid; ///< empty: one instance
+  std::vector<KernelTensor> tensors;
+  std::vector<KernelInstruction> instructions;
+};
+
+/// A module blob decoded: its header, the kernel blobs it stores (byte for byte) and its calls.
+struct ModuleData {
+  ModuleInfo info;
+  std::vector<std::pair<std::string, std::string>> kernels; ///< (cache key, kernel blob)
+  std::vector<ModuleCall> calls;
+};
+
+/// Verifies and decodes a kernel blob, checking what the verifier cannot: enums in range, tensor
+/// indices, grid and grid-term sizes, non-negative extents. Nullopt with `error` set (the
+/// messages of kernel_to_text()) when the blob is not a sound kernel.
+std::optional<KernelData> read_kernel(std::string_view kernel_blob, std::string &error);
+
+/// Verifies and decodes a module blob; its kernels stay blobs, for read_kernel().
+std::optional<ModuleData> read_module(std::string_view blob, std::string &error);
 
 } // namespace nkicc::bir

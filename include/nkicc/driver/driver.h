@@ -70,6 +70,21 @@ std::optional<DriverOutput> run_dis(const std::string &input, SourceManager &sou
 std::optional<DriverOutput> run_decode_config(const std::string &input, SourceManager &sources,
                                               DiagnosticEngine &diags);
 
+/// `nkicc simulate` (SPEC §12): what to run and where its arrays are.
+struct SimulateRequest {
+  std::optional<std::size_t> call;        ///< --call N: only that call
+  std::string inputs_dir;                 ///< --inputs DIR: `DIR/callN.P.npy` per tensor parameter P
+  std::optional<std::uint64_t> seed;      ///< --random-inputs=SEED instead, written to the output folder
+  std::string output_dir;                 ///< -o OUTDIR: `OUTDIR/callN.NAME.npy` per output
+  bool check_nan = false;                 ///< --check-nan
+};
+
+/// `nkicc simulate`: traces as `trace` does, then executes each call's BIR kernel (read back from
+/// the module blob, never from the trace) and writes its outputs, each atomically. The returned
+/// output carries no bytes: the files are written already.
+std::optional<DriverOutput> run_simulate(const DriverOptions &options, const SimulateRequest &request,
+                                         SourceManager &sources, DiagnosticEngine &diags);
+
 /// `nkicc key`: per call, the cache key components and SHA-256 key (internal calls) or the
 /// specialization key as far as it is known before tracing (external calls).
 std::optional<DriverOutput> run_key(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags);

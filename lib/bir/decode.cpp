@@ -1,0 +1,278 @@
+// Decoding BIR blobs into plain structs for the executor (lib/sim): the same verification as
+// the text printer, and the same checks of what the verifier cannot see, so an executor never
+// touches a FlatBuffers type or trusts a field it has not checked.
+#include "nkicc/bir/bir.h"
+
+#include "bir/verify.h"
+
+namespace nkicc::bir {
+namespace {
+
+using flatbuffers::String;
+using flatbuffers::Vector;
+
+std::string text(const String *s) { return s ? std::string(s->data(), s->size()) : std::string(); }
+
+std::vector<std::string> strings(const Vector<flatbuffers::Offset<String>> *v) {
+  std::vector<std::string> out;
+  if (v)
+    for (flatbuffers::uoffset_t i = 0; i < v->size(); ++i)
+      out.push_back(text(v->Get(i)));
+  return out;
+}
+
+class KernelDecoder {
+public:
+  KernelDecoder(std::string &error, std::size_t budget) : error_(error), budget_(budget) {}
+
+  bool decode(const Kernel &k, KernelData &out) {
+    out.name = text(k.name());
+    out.target = text(k.target());
+    out.input_names = strings(k.input_names());
+    out.output_names = strings(k.output_names());
+    out.matmul_mac_count = k.matmul_mac_count();
+    out.has_collectives = k.has_collectives();
+    if (!is_aligned_8(k.grid()))
+      return fail("its grid is misaligned");
+    if (const auto *grid = k.grid()) {
+      if (grid->size() > ir::kMaxGridAxes)
+        return fail("its grid has " + std::to_string(grid->size()) + " dimensions (at most 3)");
+      for (flatbuffers::uoffset_t d = 0; d < grid->size(); ++d) {
+        if (grid->Get(d) <= 0)
+          return fail("its grid has a dimension of " + std::to_string(grid->Get(d)));
+        out.grid.push_back(grid->Get(d));
+      }
+    }
+    if (const auto *tensors = k.tensors()) {
+      out.tensors.resize(tensors->size());
+      for (flatbuffers::uoffset_t i = 0; i < tensors->size(); ++i)
+        if (!tensor(i, *tensors->Get(i), out.tensors[i]))
+          return false;
+    }
+    tensor_count_ = out.tensors.size();
+    if (const auto *instructions = k.instructions()) {
+      out.instructions.resize(instructions->size());
+      for (flatbuffers::uoffset_t i = 0; i < instructions->size(); ++i)
+        if (!instruction(i, *instructions->Get(i), out.instructions[i]))
+          return false;
+    }
+    return true;
+  }
+
+private:
+  bool fail(std::string message) {
+    error_ = "corrupt BIR kernel: " + std::move(message);
+    return false;
+  }
+
+  bool tensor(std::size_t id, const Tensor &t, KernelTensor &out) {
+    auto role = from_bir(t.role());
+    auto memory = from_bir(t.memory());
+    auto dtype = from_bir(t.dtype());
+    if (!role || !memory || !dtype)
+      return fail("tensor %" + std::to_string(id) + " has a role, memory or dtype out of range");
+    if (!is_aligned_8(t.shape()))
+      return fail("tensor %" + std::to_string(id) + " has a misaligned shape");
+    out.name = text(t.name());
+    out.role = *role;
+    out.memory = *memory;
+    out.dtype = *dtype;
+    if (const auto *shape = t.shape())
+      for (flatbuffers::uoffset_t d = 0; d < shape->size(); ++d) {
+        if (shape->Get(d) < 0)
+          return fail("tensor %" + std::to_string(id) + " has a negative dimension");
+        out.shape.push_back(shape->Get(d));
+      }
+    out.partition_start = t.partition_start();
+    out.byte_offset = t.byte_offset();
+    out.bytes_per_partition = t.bytes_per_partition();
+    out.line = t.line();
+    out.col = t.col();
+    return true;
+  }
+
+  bool access_patterns(std::size_t index, const Vector<flatbuffers::Offset<AccessPattern>> *aps,
+                       std::vector<ir::AccessPattern> &out) {
+    if (!aps)
+      return true;
+    for (flatbuffers::uoffset_t i = 0; i < aps->size(); ++i) {
+      const AccessPattern *ap = aps->Get(i);
+      if (ap->tensor() >= tensor_count_)
+        return fail("instruction " + std::to_string(index) + " refers to tensor %" + std::to_string(ap->tensor()) +
+                    " of " + std::to_string(tensor_count_));
+      if (!is_aligned_8(ap->pattern()) || !is_aligned_8(ap->program_offset()))
+        return fail("instruction " + std::to_string(index) + " has a misaligned access pattern");
+      ir::AccessPattern a;
+      a.tensor = ap->tensor();
+      a.offset = ap->offset();
+      if (const auto *pattern = ap->pattern())
+        for (flatbuffers::uoffset_t d = 0; d < pattern->size(); ++d) {
+          const Pair *pair = pattern->Get(d);
+          if (pair->num() < 0)
+            return fail("instruction " + std::to_string(index) + " has an access pattern of negative extent");
+          a.pattern.emplace_back(pair->step(), pair->num());
+        }
+      if (const auto *program = ap->program_offset()) {
+        if (program->size() > ir::kMaxGridAxes)
+          return fail("instruction " + std::to_string(index) + " has " + std::to_string(program->size()) +
+                      " grid terms in an access pattern (at most 3)");
+        for (flatbuffers::uoffset_t axis = 0; axis < program->size(); ++axis)
+          a.program_offset[axis] = program->Get(axis);
+      }
+      out.push_back(std::move(a));
+    }
+    return true;
+  }
+
+  bool value(const PyValue *v, PyConstant &out) {
+    // Shared strings in a crafted blob could expand into far more memory than the blob holds.
+    copied_ += 1 + (v && v->s() ? v->s()->size() : 0);
+    if (copied_ > budget_)
+      return fail("its attributes would be far larger than the blob (shared data)");
+    out = PyConstant{};
+    if (!v)
+      return true;
+    auto kind = from_bir(v->kind());
+    if (!kind)
+      return fail("attribute value kind " + std::to_string(static_cast<unsigned>(v->kind())) + " out of range");
+    out.kind = *kind;
+    switch (*kind) {
+    case PyConstant::Kind::None:
+      break;
+    case PyConstant::Kind::Bool:
+      out.b = v->b();
+      break;
+    case PyConstant::Kind::Int:
+      out.i = v->i();
+      break;
+    case PyConstant::Kind::Float:
+      out.f = v->f();
+      break;
+    case PyConstant::Kind::Str:
+      out.s = text(v->s());
+      break;
+    case PyConstant::Kind::Tuple:
+    case PyConstant::Kind::List:
+      if (const auto *items = v->items()) {
+        out.items.resize(items->size());
+        for (flatbuffers::uoffset_t i = 0; i < items->size(); ++i)
+          if (!value(items->Get(i), out.items[i]))
+            return false;
+      }
+      break;
+    case PyConstant::Kind::Dict:
+      if (const auto *entries = v->entries()) {
+        out.dict.resize(entries->size());
+        for (flatbuffers::uoffset_t i = 0; i < entries->size(); ++i) {
+          out.dict[i].first = text(entries->Get(i)->name());
+          if (!value(entries->Get(i)->value(), out.dict[i].second))
+            return false;
+        }
+      }
+      break;
+    }
+    return true;
+  }
+
+  bool instruction(std::size_t index, const Instruction &inst, KernelInstruction &out) {
+    auto opcode = from_bir(inst.opcode());
+    auto engine = from_bir(inst.engine());
+    auto loop = from_bir(inst.loop_kind());
+    if (!opcode || !engine || !loop)
+      return fail("instruction " + std::to_string(index) + " has an opcode, engine or loop kind out of range");
+    out.opcode = *opcode;
+    out.engine = *engine;
+    out.loop_kind = *loop;
+    out.line = inst.line();
+    out.col = inst.col();
+    if (!access_patterns(index, inst.dst(), out.dst) || !access_patterns(index, inst.src(), out.src))
+      return false;
+    if (const auto *attrs = inst.attrs())
+      for (flatbuffers::uoffset_t i = 0; i < attrs->size(); ++i) {
+        PyConstant v;
+        if (!value(attrs->Get(i)->value(), v))
+          return false;
+        out.attrs.emplace_back(text(attrs->Get(i)->name()), std::move(v));
+      }
+    return true;
+  }
+
+  std::string &error_;
+  std::size_t budget_;
+  std::size_t copied_ = 0;
+  std::size_t tensor_count_ = 0;
+};
+
+} // namespace
+
+std::optional<KernelData> read_kernel(std::string_view kernel_blob, std::string &error) {
+  if (!check_header(kernel_blob, kKernelIdentifier, kModuleIdentifier, "kernel", error) ||
+      !check_size(kernel_blob, "kernel", error))
+    return std::nullopt;
+  AlignedCopy copy(kernel_blob);
+  flatbuffers::Verifier verifier(copy.data(), copy.size(), verifier_options(copy.size()));
+  if (!verifier.VerifyBuffer<Kernel>(kKernelIdentifier)) {
+    error = "corrupt BIR kernel: verification failed";
+    return std::nullopt;
+  }
+  const Kernel *kernel = flatbuffers::GetRoot<Kernel>(copy.data());
+  if (!check_version(kernel->format_version(), error))
+    return std::nullopt;
+  KernelData out;
+  if (!KernelDecoder(error, 64 * copy.size() + (1u << 20)).decode(*kernel, out))
+    return std::nullopt;
+  return out;
+}
+
+std::optional<ModuleData> read_module(std::string_view blob, std::string &error) {
+  if (!check_header(blob, kModuleIdentifier, kKernelIdentifier, "module", error) || !check_size(blob, "module", error))
+    return std::nullopt;
+  AlignedCopy copy(blob);
+  flatbuffers::Verifier verifier(copy.data(), copy.size(), verifier_options(copy.size()));
+  if (!VerifyModuleBuffer(verifier)) {
+    error = "corrupt BIR module: verification failed";
+    return std::nullopt;
+  }
+  const Module *module = GetModule(copy.data());
+  if (!check_version(module->format_version(), error))
+    return std::nullopt;
+  ModuleData out;
+  out.info.name = text(module->name());
+  out.info.nkicc_version = text(module->nkicc_version());
+  out.info.target = text(module->target());
+  out.info.nki_frontend = text(module->nki_frontend());
+  std::size_t kernel_bytes = 0;
+  if (const auto *kernels = module->kernels())
+    for (flatbuffers::uoffset_t i = 0; i < kernels->size(); ++i) {
+      const KernelBlob *entry = kernels->Get(i);
+      const auto *bytes = entry->kernel();
+      kernel_bytes += bytes ? bytes->size() : 0;
+      if (kernel_bytes > copy.size()) {
+        error = "corrupt BIR module: kernel blobs overlap";
+        return std::nullopt;
+      }
+      out.kernels.emplace_back(text(entry->cache_key()),
+                               bytes ? std::string(reinterpret_cast<const char *>(bytes->data()), bytes->size())
+                                     : std::string());
+    }
+  if (const auto *calls = module->instructions())
+    for (flatbuffers::uoffset_t i = 0; i < calls->size(); ++i) {
+      const NKIKLIRKernel *inst = calls->Get(i);
+      if (inst->kernel_index() >= out.kernels.size()) {
+        error = "corrupt BIR module: instruction " + std::to_string(i) + " uses kernel #" +
+                std::to_string(inst->kernel_index()) + " of " + std::to_string(out.kernels.size());
+        return std::nullopt;
+      }
+      ModuleCall call;
+      call.func_name = text(inst->func_name());
+      call.kernel_name = text(inst->kernel_name());
+      call.cache_key = text(inst->cache_key());
+      call.kernel_index = inst->kernel_index();
+      call.func_args = strings(inst->func_args());
+      call.func_outs = strings(inst->func_outs());
+      out.calls.push_back(std::move(call));
+    }
+  return out;
+}
+
+} // namespace nkicc::bir

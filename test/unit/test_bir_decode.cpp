@@ -1,0 +1,127 @@
+#include "ir_fixture.h"
+#include "nkicc/bir/bir.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace nkicc;
+using namespace nkicc::ir;
+using namespace nkicc::ir::testing;
+
+namespace {
+
+Function grid_function(FileId file) {
+  Function fn;
+  // (Assigned through swap: GCC 12 warns a false -Wrestrict on a literal assigned here.)
+  std::string name = "k";
+  fn.name.swap(name);
+  fn.input_names = {"a"};
+  fn.output_names = {"c"};
+  fn.matmul_mac_count = 7;
+  fn.tensors.push_back(tensor("a", TensorRole::Input, Memory::SharedHbm, {256, 64}, DType::BFloat16));
+  fn.tensors.push_back(tensor("c", TensorRole::Output, Memory::SharedHbm, {256, 64}, DType::Float32));
+  Tensor tile = tensor("t", TensorRole::Internal, Memory::Sbuf, {128, 64}, DType::Float32, {file, 3});
+  tile.byte_offset = 512;
+  tile.bytes_per_partition = 256;
+  fn.tensors.push_back(tile);
+  InstructionSpec load;
+  load.opcode = Opcode::Load;
+  load.engine = Engine::Sync;
+  load.loop_kind = LoopKind::Affine;
+  load.dst.push_back(ap(2, {{64, 128}, {1, 64}}));
+  load.src.push_back(ap(0, {{64, 128}, {1, 64}}, 5, {8192, 0, 0}));
+  load.attrs = {{"mask", PyConstant::str("i0 + 128*program_id(0) < 200")},
+                {"t", PyConstant::tuple({PyConstant::integer(1), PyConstant::floating(-0.5)})}};
+  load.loc = {file, 10};
+  add_instruction(fn, load);
+  return fn;
+}
+
+} // namespace
+
+TEST_CASE("read_kernel: every fact the writer stores comes back", "[bir]") {
+  SourceManager sm;
+  FileId file = sm.add_buffer("k.py", "def k(a):\n    t = nl.load(a)\n");
+  std::vector<std::int64_t> grid = {2, 3};
+  std::string blob = bir::write_kernel(grid_function(file), "trn2", sm, grid);
+  std::string error;
+  auto k = bir::read_kernel(blob, error);
+  REQUIRE(k);
+  CHECK(k->name == "k");
+  CHECK(k->target == "trn2");
+  CHECK(k->input_names == std::vector<std::string>{"a"});
+  CHECK(k->output_names == std::vector<std::string>{"c"});
+  CHECK(k->matmul_mac_count == 7);
+  CHECK(k->grid == grid);
+  REQUIRE(k->tensors.size() == 3);
+  CHECK(k->tensors[0].dtype == DType::BFloat16);
+  CHECK(k->tensors[2].memory == Memory::Sbuf);
+  CHECK(k->tensors[2].byte_offset == 512);
+  CHECK(k->tensors[2].shape == std::vector<std::int64_t>{128, 64});
+  CHECK(k->tensors[2].line == 1);
+  REQUIRE(k->instructions.size() == 1);
+  const bir::KernelInstruction &inst = k->instructions[0];
+  CHECK(inst.opcode == Opcode::Load);
+  CHECK(inst.loop_kind == LoopKind::Affine);
+  REQUIRE(inst.src.size() == 1);
+  CHECK(inst.src[0].offset == 5);
+  CHECK(inst.src[0].program_offset == std::array<std::int64_t, 3>{8192, 0, 0});
+  CHECK(inst.src[0].pattern.size() == 2);
+  CHECK(inst.src[0].pattern[1] == std::pair<std::int64_t, std::int64_t>{1, 64});
+  REQUIRE(inst.attrs.size() == 2);
+  CHECK(inst.attrs[0].second.s == "i0 + 128*program_id(0) < 200");
+  CHECK(inst.attrs[1].second.items[1].f == -0.5);
+  CHECK(inst.line == 2);
+
+  // A kernel without a grid stores none, and its text shows none.
+  std::string flat = bir::write_kernel(grid_function(file), "trn2", sm);
+  auto f = bir::read_kernel(flat, error);
+  REQUIRE(f);
+  CHECK(f->grid.empty());
+  CHECK(bir::kernel_to_text(flat, error)->find("grid:") == std::string::npos);
+  CHECK(bir::kernel_to_text(blob, error)->find("  has_collectives: false\n  grid: [2, 3]\n") != std::string::npos);
+}
+
+TEST_CASE("read_module: the kernels stay blobs, the calls are decoded", "[bir]") {
+  SourceManager sm;
+  FileId file = sm.add_buffer("k.py", "x\n");
+  std::string k1 = bir::write_kernel(grid_function(file), "trn2", sm);
+  std::string blob = bir::write_module({"m", "0.1.0", "trn2", "beta3"}, {{"key1", k1}},
+                                       {{"f", "k", "key1", 0, {"a"}, {"c"}}, {"g", "k", "key1", 0, {"a"}, {"c"}}});
+  std::string error;
+  auto m = bir::read_module(blob, error);
+  REQUIRE(m);
+  CHECK(m->info.name == "m");
+  CHECK(m->info.nki_frontend == "beta3");
+  REQUIRE(m->kernels.size() == 1);
+  CHECK(m->kernels[0].first == "key1");
+  CHECK(m->kernels[0].second == k1);
+  REQUIRE(m->calls.size() == 2);
+  CHECK(m->calls[1].func_name == "g");
+  CHECK(m->calls[1].func_outs == std::vector<std::string>{"c"});
+  CHECK_FALSE(bir::read_module(k1, error));
+  CHECK(error == "not a BIR module: wrong file identifier 'NBIK' (this is a BIR kernel blob)");
+  CHECK_FALSE(bir::read_kernel(blob, error));
+  CHECK(error == "not a BIR kernel: wrong file identifier 'NBIR' (this is a BIR module blob)");
+}
+
+TEST_CASE("read_kernel: corrupt blobs are errors, never crashes", "[bir]") {
+  SourceManager sm;
+  FileId file = sm.add_buffer("k.py", "x\n");
+  std::string blob = bir::write_kernel(grid_function(file), "trn2", sm, std::vector<std::int64_t>{2, 3});
+  std::mt19937 rng(7);
+  std::string error;
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::string bad = blob;
+    std::size_t at = rng() % bad.size();
+    bad[at] = static_cast<char>(rng());
+    error.clear();
+    auto k = bir::read_kernel(bad, error);
+    CHECK((k.has_value() || !error.empty()));
+  }
+  CHECK_FALSE(bir::read_kernel(blob.substr(0, blob.size() - 8), error));
+}
