@@ -681,8 +681,9 @@ std::optional<std::int64_t> InstanceObject::hash(Interpreter &in) {
   std::optional<Value> v = call_dunder(in, "__hash__", {});
   if (!v || (v->kind != K::Int && v->kind != K::Bool))
     raise_python("TypeError", "__hash__ method should return an integer");
+  // CPython takes the int as it is (slot_tp_hash), but -1, which marks an error, becomes -2.
   std::int64_t h = v->kind == K::Bool ? v->b : v->i;
-  return trace::hash_value(&in, Value::integer(h)); // as CPython reduces it (never -1)
+  return h == -1 ? -2 : h;
 }
 
 std::optional<std::int64_t> InstanceObject::length(Interpreter &in) {
