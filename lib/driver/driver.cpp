@@ -101,7 +101,17 @@ std::optional<std::vector<python::Module>> parse_sources(const Manifest &manifes
   return modules;
 }
 
-/// Every external call must name a top-level function of exactly one source.
+/// Whether a source binds `name` at module level with `from module import name` (a kernel
+/// defined in another kernel file; the trace finds its definition once the module ran).
+bool imports_name(const python::Module &m, std::string_view name) {
+  for (const python::ImportBinding &b : m.imports)
+    if (!b.name.empty() && b.name != "*" && b.bound == name)
+      return true;
+  return false;
+}
+
+/// Every external call must name a top-level function of exactly one source, or a function one
+/// source imports from another kernel file.
 bool resolve_kernels(const Manifest &manifest, const std::vector<python::Module> &modules, const SourceManager &sources,
                      DiagnosticEngine &diags) {
   std::vector<std::string> defined;
@@ -118,6 +128,9 @@ bool resolve_kernels(const Manifest &manifest, const std::vector<python::Module>
       if (m.function(e.kernel))
         owners.push_back(&m);
     if (owners.size() == 1)
+      continue;
+    if (owners.empty() &&
+        std::any_of(modules.begin(), modules.end(), [&](const python::Module &m) { return imports_name(m, e.kernel); }))
       continue;
     ok = false;
     if (owners.empty()) {
@@ -403,6 +416,7 @@ public:
   }
 
   const BinaryCache &binary_cache() const { return binary_cache_; }
+  const std::vector<std::string> &imported_files() const { return tracer_.imported_files(); }
   const Registry &registry() const { return registry_; }
 
 private:
@@ -860,6 +874,8 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
       return std::nullopt;
   }
   std::vector<std::string> deps = files_read(*manifest, sources, &pipeline.registry());
+  // The kernel files that imports between sources read are dependencies too.
+  deps.insert(deps.end(), pipeline.imported_files().begin(), pipeline.imported_files().end());
   if (persistent)
     persistent->flush();
   StageTimer timer(options, "emit");

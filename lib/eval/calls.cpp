@@ -141,7 +141,7 @@ void Machine::bind_arguments(FunctionObject &fn, const Code &code, CallArgs &arg
     if (matched)
       continue;
     if (code.has_kwarg) {
-      kwargs.dict_data().entries.emplace_back(Value::str(name), value);
+      kwargs.dict_data().set(&in_, Value::str(name), value); // lib: DictData is hashed
       continue;
     }
     for (std::size_t k = 0; k < code.posonly; ++k)
@@ -354,8 +354,11 @@ Value Machine::call_method(Frame &f, const Insn &in) {
     }
     if (out)
       return std::move(*out);
-    in_.get_attr(self, site.attr.name.name(), site.func_loc); // raises AttributeError
-    return Value();
+    // Not one of the type's methods: the attribute itself (lib: a special method such as
+    // `x.__add__`, or a placeholder for a method nkicc does not model), or AttributeError.
+    Value fn = in_.get_attr(self, site.attr.name.name(), site.func_loc);
+    LocScope at(in_, site.loc);
+    return in_.call(fn, a);
   }
   if (is_unbound(R[in.b + 1]))
     return call_registers(R[in.b], args, n, site);

@@ -297,7 +297,7 @@ void install_class_builtins(Interpreter &interp, Scope &scope) {
                 raise_python("TypeError", "issubclass() arg 1 must be a class");
               auto test = [&](const Value &b) -> bool {
                 if (auto *bc = b.as<ClassObject>())
-                  return c && (c->is_subclass_of(*bc) || bc == &object_class(in));
+                  return (c && c->is_subclass_of(*bc)) || bc == &object_class(in); // every type is an object
                 if (auto *bt = b.as<TypeObject>()) {
                   if (auto *t = a.positional[0].as<TypeObject>())
                     return t->name == bt->name || (bt->name == "int" && t->name == "bool");

@@ -3,6 +3,7 @@
 // stored by a per-class layout, instantiation through __new__ and __init__, and the Object hooks
 // answered by the dunder methods a class defines.
 #include "eval/classes.h"
+#include "nkicc/trace/pylib.h"
 
 #include "eval/machine.h"
 
@@ -657,6 +658,63 @@ bool InstanceObject::truthy(Interpreter &in) {
     return in.truthy(native);
   return true;
 }
+
+std::optional<std::int64_t> InstanceObject::hash(Interpreter &in) {
+  const Value *fn = cls->lookup("__hash__");
+  if (fn && fn->is_none())
+    return std::nullopt;
+  bool has_eq = cls->lookup("__eq__") && cls->lookup("__eq__") != object_class(in).lookup("__eq__");
+  if (!fn || fn == object_class(in).lookup("__hash__")) {
+    if (has_eq && cls->flavor == ClassFlavor::Plain && !cls->dict.find_local("__hash__")) {
+      // CPython sets __hash__ = None in a class body that defines __eq__ alone.
+      for (ClassObject *c : cls->mro) {
+        if (c->dict.find_local("__hash__"))
+          break;
+        if (c->dict.find_local("__eq__"))
+          return std::nullopt;
+      }
+    }
+    if (!native.is_none())
+      return trace::hash_value(&in, native);
+    return identity_hash();
+  }
+  std::optional<Value> v = call_dunder(in, "__hash__", {});
+  if (!v || (v->kind != K::Int && v->kind != K::Bool))
+    raise_python("TypeError", "__hash__ method should return an integer");
+  // CPython takes the int as it is (slot_tp_hash), but -1, which marks an error, becomes -2.
+  std::int64_t h = v->kind == K::Bool ? v->b : v->i;
+  return h == -1 ? -2 : h;
+}
+
+std::optional<std::int64_t> InstanceObject::length(Interpreter &in) {
+  std::optional<Value> v = call_dunder(in, "__len__", {});
+  if (!v) {
+    if (!native.is_none()) {
+      CallArgs one;
+      one.positional.push_back(native);
+      Value n = in.call(*in.builtins().find_local("len"), one);
+      return n.i;
+    }
+    return std::nullopt;
+  }
+  if (v->kind == K::Bool)
+    return v->b ? 1 : 0;
+  if (v->kind != K::Int)
+    raise_python("TypeError", "'" + std::string(trace::type_name(*v)) + "' object cannot be interpreted as an integer");
+  if (v->i < 0)
+    raise_python("ValueError", "__len__() should return >= 0");
+  return v->i;
+}
+
+std::optional<bool> InstanceObject::contains(Interpreter &in, const Value &item) {
+  if (std::optional<Value> v = call_dunder(in, "__contains__", {item}))
+    return in.truthy(*v);
+  if (!native.is_none())
+    return in.contains(native, item);
+  return std::nullopt;
+}
+
+bool InstanceObject::is_callable() const { return cls->lookup("__call__") != nullptr; }
 
 namespace {
 /// Iterates by calling `__next__` until StopIteration.

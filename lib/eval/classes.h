@@ -92,6 +92,7 @@ public:
                                  bool reflected) override;
   std::unique_ptr<trace::Iterator> iterate(Interpreter &interp) override;
   std::string repr() const override;
+  bool is_callable() const override { return true; }
 
   /// The value of `name` in the first class of the MRO that has it, or null.
   const Value *lookup(Symbol name) const;
@@ -154,6 +155,13 @@ public:
   std::string repr() const override;
   /// str(): `__str__`, else repr() (an exception's: its message).
   std::string to_str() const override;
+  // lib: the hooks pylib's builtins and hashed containers ask (hash(), len(), `in`, callable()).
+  /// `__hash__`; unhashable (nullopt) when the class set `__hash__ = None` (a class defining
+  /// `__eq__` but not `__hash__`); the identity hash for a class that defines neither.
+  std::optional<std::int64_t> hash(Interpreter &interp) override;
+  std::optional<std::int64_t> length(Interpreter &interp) override;
+  std::optional<bool> contains(Interpreter &interp, const Value &item) override;
+  bool is_callable() const override;
 
   /// The attribute stored on the instance, or null.
   Value *own(Symbol name);

@@ -238,7 +238,21 @@ void Compiler::display(ExprList elts, Op build, std::uint16_t dst, std::uint8_t 
     std::uint16_t first = temps(elts.size());
     for (std::size_t k = 0; k < elts.size(); ++k)
       expr_to(*elts[k], static_cast<std::uint16_t>(first + k));
-    emit(build, dst, first, static_cast<std::uint16_t>(elts.size()), 0, loc, flags);
+    // lib: a set display of constants only iterates in the order of CPython's frozenset constant.
+    auto constant = [](const Expr *x, auto &self) -> bool {
+      if (x->kind == ExprKind::Constant)
+        return true;
+      if (x->kind == ExprKind::UnaryOp)
+        return self(x->as<UnaryOpExpr>().operand, self);
+      if (x->kind == ExprKind::Tuple)
+        return std::all_of(x->as<TupleExpr>().elts.begin(), x->as<TupleExpr>().elts.end(),
+                           [&](const Expr *y) { return self(y, self); });
+      return false;
+    };
+    bool all_constant = build == Op::BuildSet && std::all_of(elts.begin(), elts.end(), [&](const Expr *x) {
+                          return constant(x, constant);
+                        });
+    emit(build, dst, first, static_cast<std::uint16_t>(elts.size()), all_constant ? 1 : 0, loc, flags);
     return;
   }
   // With `*x`: a list grown element by element, then converted.

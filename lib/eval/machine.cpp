@@ -7,6 +7,8 @@
 #include "eval/machine.h"
 
 #include "eval/compiler.h"
+#include "nkicc/trace/pylib.h"
+#include "pylib/set.h"
 
 #include <algorithm>
 
@@ -453,14 +455,10 @@ Value Machine::execute(Frame &f) {
           break;
         }
         case Op::BuildSet: {
-          // nkicc has no set type: a set display is a list without duplicates.
-          std::vector<Value> unique;
-          for (std::size_t k = 0; k < in.c; ++k) {
-            Value v = R[in.b + k];
-            if (!in_.contains(Value::tuple(unique), v))
-              unique.push_back(std::move(v));
-          }
-          R[in.a] = Value::list(std::move(unique));
+          // lib: the set type (pylib.h); d says the display is all constants (CPython builds it
+          // from a frozenset constant, which changes its iteration order).
+          std::vector<Value> items(R + in.b, R + in.b + in.c);
+          R[in.a] = trace::make_set(in_, std::move(items), in.d != 0);
           break;
         }
         case Op::BuildDict:
@@ -486,13 +484,11 @@ Value Machine::execute(Frame &f) {
           break;
         }
         case Op::SetAdd: {
+          // lib: a set comprehension's items (or a starred display's list) join the set in order.
+          auto *set = R[in.a].as<trace::pylib::SetObject>();
           auto add = [&](const Value &v) {
-            auto &items = R[in.a].seq().items;
-            for (const Value &x : items)
-              if (in_.truthy(in_.compare(CmpOpKind::Eq, x, v)))
-                return;
-            items.push_back(v);
-            in_.check_length(items.size());
+            set->add(&in_, v);
+            in_.check_length(set->size());
           };
           if (in.c) {
             for (const Value &v : std::vector(R[in.b].seq().items))
@@ -624,10 +620,11 @@ Value Machine::execute(Frame &f) {
           raise_python("AssertionError", in.b ? str(R[in.a]) : std::string(), LOC(in));
         case Op::ImportName: {
           const ImportSite &site = code.imports[in.d];
+          ModuleObject *importer = f.module ? f.module->get() : nullptr;
           if (!site.from) {
-            R[in.a] = in_.import_name(site.module, site.has_asname);
+            R[in.a] = in_.import_name(site.module, site.has_asname, importer, site.loc);
           } else {
-            std::shared_ptr<Object> m = in_.import_from_module(site.level, site.module);
+            std::shared_ptr<Object> m = in_.import_from_module(site.level, site.module, importer, site.loc);
             R[in.a] = m ? Value::object(std::move(m)) : Value();
           }
           break;
@@ -635,7 +632,8 @@ Value Machine::execute(Frame &f) {
         case Op::ImportFrom: {
           const ImportSite &site = code.imports[in.d];
           Object *m = R[in.b].object();
-          R[in.a] = in_.import_from(m ? m->shared_self() : nullptr, site.level, site.module, site.name, site.loc);
+          R[in.a] = in_.import_from(m ? m->shared_self() : nullptr, site.level, site.module, site.name, site.loc,
+                                    f.module ? f.module->get() : nullptr);
           break;
         }
         case Op::ImportStar:

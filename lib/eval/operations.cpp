@@ -2,6 +2,7 @@
 // inline caches), loop setup, unpacking, augmented assignment, displays and f-strings,
 // imports, raising and catching, `with`, class statements, `del`.
 #include "eval/machine.h"
+#include "nkicc/trace/pylib.h"
 
 #include "eval/compiler.h"
 
@@ -429,15 +430,15 @@ void Machine::dict_merge(Frame &f, const Insn &in) {
   if (!in.c) {
     if (m.kind != K::Dict)
       raise_python("TypeError", "'" + std::string(type_name(m)) + "' object is not a mapping");
-    for (const auto &[key, value] : std::vector(m.dict_data().entries))
-      in_.set_item(R[in.a], key, value);
+    trace::dict_update_from(in_, R[in.a], m); // lib: DictData is hashed (pylib.h)
     return;
   }
   // `f(**m)`: keyword arguments, as (name, value) pairs in call order.
   if (m.kind != K::Dict)
     raise_python("TypeError", "argument after ** must be a mapping, not " + std::string(type_name(m)));
   auto &pairs = R[in.a].seq().items;
-  for (const auto &[key, value] : m.dict_data().entries) {
+  for (const auto &[key, value] :
+       std::vector<trace::DictData::Item>(m.dict_data().items().begin(), m.dict_data().items().end())) {
     if (key.kind != K::Str)
       raise_python("TypeError", "keywords must be strings");
     for (const Value &p : pairs)
@@ -454,9 +455,26 @@ void Machine::import_star(Frame &f, const Insn &in) {
   auto *mod = dynamic_cast<ModuleObject *>(f.regs[in.a].object());
   if (!mod)
     return;
-  for (const Scope::Entry &entry : std::vector(mod->globals().entries())) {
-    if (entry.name().starts_with("_"))
-      continue;
+  // `__all__` when the module defines it, else every public name.
+  std::vector<Scope::Entry> names;
+  Value *all = mod->globals().find_local("__all__");
+  if (all && (all->kind == Value::Kind::List || all->kind == Value::Kind::Tuple)) {
+    SourceLoc loc = f.code->locs[&in - f.code->insns.data()];
+    for (const Value &name : std::vector(all->seq().items)) {
+      if (name.kind != Value::Kind::Str)
+        raise_python("TypeError",
+                     "Item in " + mod->name() + ".__all__ must be str, not " + std::string(trace::type_name(name)), loc);
+      std::optional<Value> v = mod->get_attr(in_, name.str_text());
+      if (!v)
+        raise_python("AttributeError", "module '" + mod->name() + "' has no attribute '" + name.str_text() + "'", loc);
+      names.push_back(Scope::Entry{python::Symbol::intern(name.str_text()), true, std::move(*v)});
+    }
+  } else {
+    for (const Scope::Entry &entry : mod->globals().entries())
+      if (!entry.name().starts_with("_"))
+        names.push_back(entry);
+  }
+  for (const Scope::Entry &entry : names) {
     if (f.code->kind == CodeKind::Function || f.code->kind == CodeKind::Lambda) {
       bool local = false;
       for (std::size_t r = 0; r < f.code->nlocals; ++r)
@@ -638,12 +656,8 @@ void Machine::delete_item(Frame &f, const Insn &in) {
     raise_python("TypeError", "list indices must be integers or slices, not " + std::string(type_name(key)));
   }
   if (c.kind == K::Dict) {
-    auto &entries = c.dict_data().entries;
-    for (auto it = entries.begin(); it != entries.end(); ++it)
-      if (trace::values_equal(it->first, key)) {
-        entries.erase(it);
-        return;
-      }
+    if (c.dict_data().erase(&in_, key)) // lib: DictData is hashed
+      return;
     raise_python("KeyError", repr(key));
   }
   if (auto *inst = c.as<InstanceObject>())

@@ -4,6 +4,7 @@
 // value and name), `collections.namedtuple` and `typing.NamedTuple`.
 #include "eval/classes.h"
 #include "eval/machine.h"
+#include "nkicc/trace/pylib.h"
 
 #include <algorithm>
 
@@ -95,7 +96,7 @@ std::vector<std::pair<std::string, std::string>> annotations(ClassObject &cls) {
   Value *ann = cls.dict.find_local("__annotations__");
   if (!ann || ann->kind != K::Dict)
     return out;
-  for (const auto &[k, v] : ann->dict_data().entries)
+  for (const auto &[k, v] : ann->dict_data().items())
     if (k.kind == K::Str)
       out.emplace_back(k.str_text(), v.kind == K::Str ? v.str_text() : std::string());
   return out;
@@ -148,7 +149,7 @@ struct DataclassOptions {
 std::vector<Ref<FieldObject>> dataclass_fields(ClassObject &cls) {
   std::vector<Ref<FieldObject>> out;
   if (Value *f = cls.dict.find_local("__dataclass_fields__"); f && f->kind == K::Dict)
-    for (const auto &[k, v] : f->dict_data().entries)
+    for (const auto &[k, v] : f->dict_data().items())
       out.push_back(v.ref_as<FieldObject>());
   return out;
 }
@@ -308,16 +309,10 @@ Value make_dataclass(Interpreter &, const Value &cls_value, const DataclassOptio
   // eq without frozen makes instances unhashable, as in CPython; frozen ones hash their fields.
   if (opt.eq && (opt.frozen || opt.unsafe_hash)) {
     cls->set(sym("__hash__"), builtin(qual + ".__hash__", [fields](Interpreter &interp, CallArgs &a) {
-               // FNV-1a of the fields' repr: stable from run to run, as a kernel constant's must be.
+               // hash() of the fields' tuple, as CPython's generated __hash__ (lib: pylib's hash is
+               // CPython's, stable from run to run).
                Value values = field_values_tuple(interp, a.positional[0], fields);
-               for (const Value &v : values.seq().items)
-                 if (!trace::is_hashable(v))
-                   raise_python("TypeError", "unhashable type: '" + std::string(trace::type_name(v)) + "'");
-               std::string text = trace::repr(values);
-               std::uint64_t h = 1469598103934665603ull;
-               for (unsigned char c : text)
-                 h = (h ^ c) * 1099511628211ull;
-               return Value::integer(static_cast<std::int64_t>(h >> 2));
+               return Value::integer(trace::hash_value(&interp, values));
              }));
   } else if (opt.eq && !cls->dict.find_local("__hash__")) {
     cls->set(sym("__hash__"), Value());
@@ -378,7 +373,7 @@ Value asdict_of(Interpreter &in, const Value &v) {
   }
   if (v.kind == K::Dict) {
     std::vector<std::pair<Value, Value>> entries;
-    for (const auto &[k, x] : v.dict_data().entries)
+    for (const auto &[k, x] : v.dict_data().items())
       entries.emplace_back(asdict_of(in, k), asdict_of(in, x));
     return Value::dict(std::move(entries));
   }

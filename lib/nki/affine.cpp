@@ -1,5 +1,7 @@
 #include "affine.h"
 
+#include "nkicc/trace/pylib.h"
+
 #include <fmt/format.h>
 
 namespace nkicc::nki {
@@ -45,6 +47,8 @@ std::optional<Affine> to_affine(const Value &v) {
     return Affine{v.b ? 1 : 0, {}};
   if (auto *a = v.as<AffineObject>())
     return a->value;
+  if (std::optional<Value> n = trace::index_number(v)) // lib: a NumPy integer
+    return to_affine(*n);
   return std::nullopt;
 }
 

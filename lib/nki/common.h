@@ -5,6 +5,7 @@
 
 #include "nkicc/ir/kernel_ir.h"
 #include "nkicc/trace/interpreter.h"
+#include "nkicc/trace/numpy.h"
 
 #include <cstdint>
 #include <span>
@@ -15,6 +16,7 @@ namespace nkicc::nki {
 using trace::BuiltinFunction;
 using trace::CallArgs;
 using trace::DictData;
+using trace::DTypeObject; // lib: NumPy's dtype, also NKI's (nkicc/trace/numpy.h)
 using trace::FunctionObject;
 using trace::Interpreter;
 using trace::Iterator;

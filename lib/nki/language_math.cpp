@@ -135,10 +135,10 @@ std::span<const OpDef> language_math_ops() { return kOps; }
 
 void add_numpy_aliases(ModuleObject &np, ModuleObject &nl) {
   // NumPy's ufuncs name NKI ops when passed as `op=` (np.add, np.exp, np.max); called on tiles
-  // they behave as the nl function of the same name.
+  // they behave as the nl function of the same name (lib: on host values they are host NumPy).
   auto alias = [&](std::string_view np_name, std::string_view nl_name) {
     if (Value *v = nl.globals().find_local(nl_name))
-      np.globals().set(np_name, *v);
+      trace::set_tile_function(np, np_name, *v);
   };
   for (std::span<const OpDef> table : {language_math_ops(), language_memory_ops()})
     for (const OpDef &def : table)

@@ -1,5 +1,7 @@
 #include "lowering.h"
 
+#include "nkicc/trace/pylib.h"
+
 #include "index.h"
 #include "objects.h"
 
@@ -68,8 +70,13 @@ void check_psum_tile(const ir::Shape &shape, DType dtype) {
 std::optional<DType> dtype_arg(const Value *v, std::string_view op) {
   if (!v)
     return std::nullopt;
-  if (auto *d = v->as<DTypeObject>())
-    return d->dtype;
+  if (auto *d = v->as<DTypeObject>()) {
+    // lib: a NumPy dtype; float64 and the 64-bit integers are no NKI dtypes.
+    if (std::optional<DType> nd = d->nki_dtype())
+      return nd;
+    raise_error("TypeError", fmt::format("'dtype' of '{}' must be an NKI dtype such as nl.float32, not {}", op,
+                                         d->to_str()));
+  }
   if (v->kind == Value::Kind::Str)
     if (auto d = parse_dtype(v->str_text()))
       return d;
@@ -136,12 +143,16 @@ PyConstant scalar_constant(const Value &v) {
   case Value::Kind::Float:
     return PyConstant::floating(v.f);
   default:
+    // lib: a NumPy scalar (np.float32(0.5)) is the Python number it holds.
+    if (std::optional<Value> n = trace::host_number(v))
+      return scalar_constant(*n);
     raise_error("TypeError", fmt::format("expected a number, got '{}'", trace::type_name(v)));
   }
 }
 
 bool is_scalar(const Value &v) {
-  return v.kind == Value::Kind::Int || v.kind == Value::Kind::Float || v.kind == Value::Kind::Bool;
+  return v.kind == Value::Kind::Int || v.kind == Value::Kind::Float || v.kind == Value::Kind::Bool ||
+         (v.kind == Value::Kind::Object && trace::host_number(v) && !v.as<trace::HostArray>()); // lib: NumPy scalars
 }
 
 DType promote(DType a, DType b) {
@@ -536,6 +547,8 @@ std::string_view binop_name(BinOpKind op) {
 std::int64_t int_arg(const Value &v, std::string_view op, std::string_view param) {
   if (v.kind == Value::Kind::Int)
     return v.i;
+  if (std::optional<Value> n = trace::index_number(v)) // lib: a NumPy integer
+    return n->kind == Value::Kind::Bool ? n->b : n->i;
   raise_error("TypeError", fmt::format("parameter '{}' of '{}' must be an integer, not '{}'", param, op, trace::type_name(v)));
 }
 

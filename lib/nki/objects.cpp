@@ -1,57 +1,12 @@
 #include "objects.h"
 
+#include "runtime.h"
+
 #include <fmt/format.h>
 
 namespace nkicc::nki {
 
 using python::CmpOpKind;
-
-// ---- dtypes -----------------------------------------------------------------------------------
-
-std::optional<Value> DTypeObject::compare(Interpreter &, CmpOpKind op, const Value &other, bool) {
-  if (op != CmpOpKind::Eq && op != CmpOpKind::NotEq)
-    return std::nullopt;
-  bool same = false;
-  if (auto *d = other.as<DTypeObject>())
-    same = d->dtype == dtype;
-  else if (other.kind == Value::Kind::Str)
-    same = parse_dtype(other.str_text()) == dtype;
-  return Value::boolean(op == CmpOpKind::Eq ? same : !same);
-}
-
-std::optional<Value> DTypeObject::get_attr(Interpreter &, std::string_view name) {
-  if (name == "itemsize")
-    return Value::integer(static_cast<std::int64_t>(dtype_size(dtype)));
-  if (name == "name")
-    return Value::str(std::string(dtype_name(dtype)));
-  // nl.fp32.min / .max, as numpy's finfo/iinfo give them.
-  bool is_min = name == "min";
-  if (!is_min && name != "max")
-    return std::nullopt;
-  switch (dtype) {
-  case DType::Float32:
-  case DType::TFloat32:
-    return Value::floating(is_min ? -3.4028234663852886e38 : 3.4028234663852886e38);
-  case DType::BFloat16:
-    return Value::floating(is_min ? -3.3895313892515355e38 : 3.3895313892515355e38);
-  case DType::Float16:
-    return Value::floating(is_min ? -65504.0 : 65504.0);
-  case DType::Int8:
-    return Value::integer(is_min ? -128 : 127);
-  case DType::Int16:
-    return Value::integer(is_min ? -32768 : 32767);
-  case DType::Int32:
-    return Value::integer(is_min ? -2147483648LL : 2147483647LL);
-  case DType::UInt8:
-    return Value::integer(is_min ? 0 : 255);
-  case DType::UInt16:
-    return Value::integer(is_min ? 0 : 65535);
-  case DType::UInt32:
-    return Value::integer(is_min ? 0 : 4294967295LL);
-  default:
-    return std::nullopt;
-  }
-}
 
 // ---- par_dim ----------------------------------------------------------------------------------
 
@@ -106,15 +61,58 @@ std::optional<Value> JitKernel::get_attr(Interpreter &interp, std::string_view n
 
 namespace {
 
-/// `kernel[2, 4]` from inside another kernel: NKI forbids a nested kernel its own grid.
+/// lib: what launching a kernel from host code gives (`out = kernel(a)` at module level, in test
+/// code): nothing nkicc computes. Harmless at module level; a kernel that uses it says so.
+class HostLaunchResult : public Object {
+public:
+  explicit HostLaunchResult(std::string kernel) : kernel_(std::move(kernel)) {}
+  std::string_view type_name() const override { return "HostLaunchResult"; }
+  std::string repr() const override { return "<result of a host launch of kernel '" + kernel_ + "'>"; }
+  Value call(Interpreter &interp, CallArgs &) override { return use(interp); }
+  std::optional<Value> get_attr(Interpreter &interp, std::string_view) override { return use(interp); }
+  Value get_item(Interpreter &interp, const Value &) override { return use(interp); }
+  std::optional<Value> binary_op(Interpreter &interp, python::BinOpKind, const Value &, bool) override {
+    return use(interp);
+  }
+  bool truthy(Interpreter &interp) override {
+    use(interp);
+    return true;
+  }
+
+private:
+  Value use(Interpreter &interp) {
+    if (interp.in_function())
+      raise_error("unmodelled", fmt::format("nkicc does not model the result of launching kernel '{}' from host "
+                                            "code: it traces only the description's calls",
+                                            kernel_));
+    return Value::object(std::make_shared<HostLaunchResult>(kernel_));
+  }
+  std::string kernel_;
+};
+
+std::string kernel_name(const Value &function) {
+  if (auto *f = function.as<FunctionObject>())
+    return std::string(f->name);
+  return "kernel";
+}
+
+/// `kernel[2, 4]`: from inside another kernel NKI forbids a nested kernel its own grid; from host
+/// code the launch is inert.
 class GridLaunch : public Object {
 public:
+  GridLaunch(const NkiRuntime *rt, std::string kernel) : rt_(rt), kernel_(std::move(kernel)) {}
   std::string_view type_name() const override { return "GridLaunch"; }
   Value call(Interpreter &, CallArgs &) override {
+    if (rt_ && !rt_->current)
+      return Value::object(std::make_shared<HostLaunchResult>(kernel_));
     raise_error("err_nested_kernel_with_spmd_grid",
                 "a kernel called from another kernel may not carry its own SPMD grid");
   }
   std::string repr() const override { return "<nki kernel launch>"; }
+
+private:
+  const NkiRuntime *rt_;
+  std::string kernel_;
 };
 
 } // namespace
@@ -129,20 +127,42 @@ std::shared_ptr<JitKernel> as_kernel(const Value &v) {
   return k;
 }
 
-std::shared_ptr<BuiltinFunction> jit_decorator(const std::string &name) {
-  // `@nki.jit` and `@nki.jit(mode=...)`: both hand back a JitKernel around the function.
-  return std::make_shared<BuiltinFunction>(name, [name](Interpreter &, CallArgs &args) -> Value {
-    if (args.positional.size() == 1)
-      if (auto k = as_kernel(args.positional[0]))
+std::shared_ptr<BuiltinFunction> jit_decorator(const std::string &name, const NkiRuntime *rt) {
+  // `@nki.jit`, `@nki.jit()` and `@nki.jit(mode=...)` hand back a JitKernel around the function;
+  // a kernel jitted twice (`nki.jit(nki.jit(f))`) stays the same kernel, and one a
+  // `nki.compiler` decorator made first gains the runtime.
+  return std::make_shared<BuiltinFunction>(name, [name, rt](Interpreter &interp, CallArgs &args) -> Value {
+    if (args.positional.size() == 1) {
+      if (auto *existing = args.positional[0].as<JitKernel>()) {
+        if (existing->runtime)
+          return args.positional[0];
+        auto k = std::make_shared<JitKernel>(*existing);
+        k->runtime = rt;
         return Value::object(k);
+      }
+      if (args.positional[0].as<FunctionObject>()) {
+        auto k = std::make_shared<JitKernel>();
+        k->function = args.positional[0];
+        k->runtime = rt;
+        return Value::object(k);
+      }
+    }
     if (!args.positional.empty())
       raise_error("TypeError", fmt::format("nki.{}() takes a kernel function", name));
-    return Value::object(jit_decorator(name));
+    (void)interp;
+    return Value::object(jit_decorator(name, rt));
   });
 }
 
-Value JitKernel::call(Interpreter &interp, CallArgs &args) { return interp.call(function, args); }
+Value JitKernel::call(Interpreter &interp, CallArgs &args) {
+  // From host code (no trace in progress) a launch computes nothing nkicc sees.
+  if (runtime && !runtime->current)
+    return Value::object(std::make_shared<HostLaunchResult>(kernel_name(function)));
+  return interp.call(function, args);
+}
 
-Value JitKernel::get_item(Interpreter &, const Value &) { return Value::object(std::make_shared<GridLaunch>()); }
+Value JitKernel::get_item(Interpreter &, const Value &) {
+  return Value::object(std::make_shared<GridLaunch>(runtime, kernel_name(function)));
+}
 
 } // namespace nkicc::nki

@@ -1,4 +1,4 @@
-// NKI's small value objects: dtypes (`nl.float32`), buffers (`nl.sbuf`), the NKI ranges that
+// NKI's small value objects: buffers (`nl.sbuf`), the NKI ranges that
 // record their loop kind, and the `@nki.jit` kernel wrapper.
 #pragma once
 
@@ -8,15 +8,7 @@
 
 namespace nkicc::nki {
 
-class DTypeObject : public Object {
-public:
-  explicit DTypeObject(DType d) : dtype(d) {}
-  std::string_view type_name() const override { return "dtype"; }
-  std::optional<Value> compare(Interpreter &, python::CmpOpKind op, const Value &other, bool reflected) override;
-  std::optional<Value> get_attr(Interpreter &, std::string_view name) override;
-  std::string repr() const override { return std::string(dtype_name(dtype)); }
-  DType dtype;
-};
+class NkiRuntime;
 
 class BufferObject : public Object {
 public:
@@ -61,14 +53,18 @@ public:
   Value get_item(Interpreter &, const Value &key) override;
   std::optional<Value> get_attr(Interpreter &, std::string_view name) override;
   std::string repr() const override;
+  bool is_callable() const override { return true; }
   Value function; ///< a FunctionObject
   /// `@nki.compiler.force_auto_alloc`: the kernel's own allocations are ignored.
   bool force_auto_alloc = false;
+  /// lib: a launch from host code (no trace in progress: `kernel(np.zeros(...))` at module
+  /// level) is inert, never a trace.
+  const NkiRuntime *runtime = nullptr;
 };
 
-/// The decorator `nki.<name>` (`@nki.jit`, `@nki.jit(mode=...)`); applied to a kernel that is
-/// already one, it gives it back.
-std::shared_ptr<BuiltinFunction> jit_decorator(const std::string &name);
+/// The decorator `nki.<name>` (`@nki.jit`, `@nki.jit()`, `@nki.jit(mode=...)`; a kernel jitted
+/// twice stays the same kernel).
+std::shared_ptr<BuiltinFunction> jit_decorator(const std::string &name, const NkiRuntime *runtime);
 /// The kernel a decorator was given, as a JitKernel (a plain function is wrapped), or null.
 std::shared_ptr<JitKernel> as_kernel(const Value &v);
 

@@ -6,6 +6,8 @@
 #include "objects.h"
 #include "runtime.h"
 
+#include "nkicc/trace/pylib.h"
+
 #include <fmt/format.h>
 
 #include <charconv>
@@ -245,7 +247,7 @@ OpCall::OpCall(NkiRuntime *runtime, KernelBuilder *builder, const OpInfo &info, 
         wrong();
       break;
     case ParamKind::Int:
-      if (v.kind != Value::Kind::Int)
+      if (v.kind != Value::Kind::Int && !trace::index_number(v)) // lib: a NumPy integer is one
         wrong();
       break;
     case ParamKind::Shape:

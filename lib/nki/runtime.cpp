@@ -44,20 +44,19 @@ void NkiRuntime::build_modules() {
   auto typing = std::make_shared<HostModule>("neuronxcc.nki.typing");
   auto nki = std::make_shared<ModuleObject>("neuronxcc.nki");
   auto neuronxcc = std::make_shared<ModuleObject>("neuronxcc");
-  auto np = std::make_shared<HostModule>("numpy");
+  // lib: host NumPy (nkicc/trace/numpy.h); its dtype objects are NKI's too.
+  std::shared_ptr<ModuleObject> np = trace::make_numpy_module(nullptr);
 
   for (DType d : {DType::Float32, DType::Float16, DType::BFloat16, DType::TFloat32, DType::Float8E4M3,
                   DType::Float8E4M3FN, DType::Float8E5M2, DType::Int8, DType::Int16, DType::Int32, DType::UInt8,
                   DType::UInt16, DType::UInt32, DType::Bool}) {
-    Value v = Value::object(std::make_shared<DTypeObject>(d));
     std::string name(dtype_name(d));
-    nl->globals().set(name == "bool" ? "bool_" : name, v);
-    np->globals().set(name == "bool" ? "bool_" : name, v);
+    name = name == "bool" ? "bool_" : name;
+    nl->globals().set(name, *np->globals().find_local(name));
   }
   nl->globals().set("fp32", *nl->globals().find_local("float32"));
   nl->globals().set("bf16", *nl->globals().find_local("bfloat16"));
   nl->globals().set("fp16", *nl->globals().find_local("float16"));
-  np->globals().set("bool", *np->globals().find_local("bool_"));
 
   for (auto [name, memory] :
        {std::pair{"sbuf", ir::Memory::Sbuf}, std::pair{"psum", ir::Memory::Psum},
@@ -99,7 +98,7 @@ void NkiRuntime::build_modules() {
   add_numpy_aliases(*np, *nl);
 
   for (const char *d : {"jit", "baremetal", "benchmark", "profile", "simulate_kernel", "trace"})
-    nki->globals().set(d, Value::object(jit_decorator(d)));
+    nki->globals().set(d, Value::object(jit_decorator(d, this)));
   nki->globals().set("language", Value::object(nl));
   nki->globals().set("isa", Value::object(nisa));
   nki->globals().set("typing", Value::object(typing));

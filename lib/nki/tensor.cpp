@@ -1,5 +1,7 @@
 #include "tensor.h"
 
+#include "nkicc/trace/pylib.h"
+
 #include "index.h"
 #include "objects.h"
 
@@ -62,7 +64,7 @@ std::optional<Value> TensorRef::get_attr(Interpreter &interp, std::string_view n
     return Value::tuple(std::move(dims));
   }
   if (name == "dtype")
-    return Value::object(std::make_shared<DTypeObject>(tensor().dtype));
+    return trace::make_dtype_value(tensor().dtype, false); // lib: NumPy's dtype (nkicc/trace/numpy.h)
   if (name == "ndim")
     return Value::integer(static_cast<std::int64_t>(ap.pattern.size()));
   if (name == "buffer")
@@ -95,6 +97,8 @@ std::int64_t slice_int(const Value &v, const char *what) {
     return v.i;
   if (v.kind == Value::Kind::Bool)
     return v.b;
+  if (std::optional<Value> n = trace::index_number(v)) // lib: a NumPy integer
+    return n->kind == Value::Kind::Bool ? n->b : n->i;
   raise_error("TypeError", fmt::format("slice {} must be an integer, not '{}'", what, trace::type_name(v)));
 }
 
@@ -346,7 +350,7 @@ std::optional<Value> BlockTensorRef::get_attr(Interpreter &, std::string_view na
     return Value::tuple(std::move(dims));
   }
   if (name == "dtype")
-    return Value::object(std::make_shared<DTypeObject>(b.dtype));
+    return trace::make_dtype_value(b.dtype, false);
   if (name == "ndim")
     return Value::integer(static_cast<std::int64_t>(b.shape.size()));
   if (name == "buffer")

@@ -1,5 +1,5 @@
 // The interpreter's entry points: running a module, calling a value from outside, the
-// namespaces names are bound in, and the modules `import` finds. Code runs on the compiled
+// namespaces names are bound in (imports: lib/trace/imports.cpp, module_loader.cpp). Code runs on the compiled
 // evaluator (lib/eval/): each module body and function is compiled once, on first run.
 #include "nkicc/trace/interpreter.h"
 
@@ -191,25 +191,17 @@ Interpreter::~Interpreter() {
       m->globals().clear();
 }
 
-std::shared_ptr<Object> Interpreter::import_module(std::string_view dotted_name) {
-  if (auto it = modules_.find(dotted_name); it != modules_.end())
-    return it->second;
-  std::shared_ptr<Object> m = resolver_ ? resolver_(*this, dotted_name) : nullptr;
-  if (!m && dotted_name == "math")
-    m = math_;
-  if (!m)
-    m = eval::class_module(*this, dotted_name);
-  if (m)
-    modules_.emplace(std::string(dotted_name), m);
-  return m;
-}
-
 std::shared_ptr<ModuleObject> Interpreter::run_module(const python::Module &module, std::string name) {
   auto m = std::make_shared<ModuleObject>(name);
   m->globals().set("__name__", Value::str(name));
+  run_module(module, m);
+  return m;
+}
+
+// lib: runs into a module registered beforehand (imports between kernel files).
+void Interpreter::run_module(const python::Module &module, const std::shared_ptr<ModuleObject> &m) {
   cycle_scopes_.push_back(m->globals_ptr());
   machine_->run_module(module, m);
-  return m;
 }
 
 Value Interpreter::call(const Value &callee, CallArgs &args) { return machine_->call(callee, args, args.loc); }

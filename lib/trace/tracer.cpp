@@ -8,6 +8,7 @@
 #include "nkicc/cache/cache_key.h"
 #include "nkicc/cache/py_repr.h"
 #include "nkicc/support/file_io.h"
+#include "nkicc/trace/module_loader.h"
 
 #include <fmt/format.h>
 
@@ -126,7 +127,7 @@ void adopt_whole_view_shape(ir::Tensor &tensor, const TensorRef &view) {
 } // namespace
 
 struct Tracer::Impl {
-  const SourceManager &sources;
+  SourceManager &sources;
   const Manifest &manifest;
   const std::vector<python::Module> &modules;
   ResolvedTarget target;
@@ -134,6 +135,7 @@ struct Tracer::Impl {
   DiagnosticEngine &diags;
 
   NkiRuntime runtime;
+  FileModuleLoader loader;
   std::unique_ptr<Interpreter> interp;
   std::vector<std::shared_ptr<ModuleObject>> module_objects;
   bool loaded = false;
@@ -144,9 +146,10 @@ struct Tracer::Impl {
   };
   std::map<std::string, KernelCache> caches;
 
-  Impl(const SourceManager &s, const Manifest &m, const std::vector<python::Module> &mods, const ResolvedTarget &t,
+  Impl(SourceManager &s, const Manifest &m, const std::vector<python::Module> &mods, const ResolvedTarget &t,
        TraceOptions o, DiagnosticEngine &d)
-      : sources(s), manifest(m), modules(mods), target(t), options(std::move(o)), diags(d) {
+      : sources(s), manifest(m), modules(mods), target(t), options(std::move(o)), diags(d),
+        loader(s, d, description_dir(s, m)) {
     InterpreterLimits limits;
     // Enough steps for any kernel that fits the instruction budget, few enough that an endless
     // loop ends within seconds.
@@ -155,6 +158,20 @@ struct Tracer::Impl {
         sources, limits, [this](Interpreter &, std::string_view name) { return runtime.resolve(name); });
     if (options.print_handler)
       interp->set_print_handler(options.print_handler);
+    // Imports between kernel files find the listed sources by their paths (inline code by its
+    // name under the description's folder), so that each runs once, as one module object.
+    interp->set_module_loader(&loader);
+    for (std::size_t i = 0; i < modules.size() && i < m.sources.size(); ++i) {
+      const KernelSource &src = m.sources[i];
+      bool on_disk = !src.resolved_path.empty();
+      loader.add_source(on_disk ? src.resolved_path : join_path(parent_dir(sources.name(m.file)), src.name),
+                        modules[i], on_disk);
+    }
+  }
+
+  static std::string description_dir(const SourceManager &s, const Manifest &m) {
+    std::string_view name = s.name(m.file);
+    return name == "<stdin>" ? std::string() : parent_dir(name);
   }
 
   void report(const TraceError &e, const Call *call) {
@@ -188,8 +205,9 @@ struct Tracer::Impl {
     bool ok = true;
     for (std::size_t i = 0; i < modules.size(); ++i) {
       try {
-        // `__name__` is the file's stem, never "__main__": host code under the guard never runs.
-        module_objects.push_back(interp->run_module(modules[i], file_stem(sources.name(modules[i].file))));
+        // `__name__` is the module's name (the file's stem, or its dotted path under the
+        // description's folder), never "__main__": host code under the guard never runs.
+        module_objects.push_back(loader.run_source(*interp, i));
       } catch (const TraceError &e) {
         report(e, nullptr);
         module_objects.push_back(nullptr);
@@ -219,6 +237,20 @@ struct Tracer::Impl {
       }
       Value fn = v->as<JitKernel>() ? v->as<JitKernel>()->function : *v;
       return KernelRef{def, fn, v->as<JitKernel>() && v->as<JitKernel>()->force_auto_alloc};
+    }
+    // A kernel a source imports from another kernel file: its definition is the function's.
+    for (std::size_t i = 0; i < modules.size(); ++i) {
+      if (!module_objects[i])
+        continue;
+      Value *v = module_objects[i]->globals().find_local(call.kernel);
+      if (!v)
+        continue;
+      Value fn = v->as<JitKernel>() ? v->as<JitKernel>()->function : *v;
+      if (auto *f = fn.as<FunctionObject>(); f && f->def)
+        return KernelRef{f->def, fn};
+      diags.error(call.kernel_loc, fmt::format("'{}' is no longer a function after the module ran", call.kernel),
+                  "manifest");
+      return std::nullopt;
     }
     diags.internal_error(fmt::format("kernel '{}' was resolved but not found", call.kernel));
     return std::nullopt;
@@ -587,8 +619,9 @@ struct Tracer::Impl {
     default:
       break;
     }
-    if (auto *d = v.as<nki::DTypeObject>())
-      return PyConstant::str(std::string(dtype_name(d->dtype)));
+    if (auto *d = v.as<DTypeObject>())
+      if (std::optional<DType> nd = d->nki_dtype())
+        return PyConstant::str(std::string(dtype_name(*nd)));
     return PyConstant::str(spelling);
   }
 
@@ -770,7 +803,7 @@ struct Tracer::Impl {
   }
 };
 
-Tracer::Tracer(const SourceManager &sources, const Manifest &manifest, const std::vector<python::Module> &modules,
+Tracer::Tracer(SourceManager &sources, const Manifest &manifest, const std::vector<python::Module> &modules,
                const ResolvedTarget &target, TraceOptions options, DiagnosticEngine &diags)
     : impl_(std::make_unique<Impl>(sources, manifest, modules, target, std::move(options), diags)) {}
 
@@ -788,6 +821,8 @@ std::shared_ptr<KernelTrace> Tracer::trace_internal(const Call &call, const Regi
                                                     const python::Module &source) {
   return impl_->trace_internal(call, entry, source);
 }
+
+const std::vector<std::string> &Tracer::imported_files() const { return impl_->loader.files_read(); }
 
 std::vector<SpecializationStats> Tracer::stats() const {
   std::vector<SpecializationStats> out;

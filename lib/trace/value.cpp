@@ -26,9 +26,11 @@ Value Value::list(std::vector<Value> items) {
 }
 Value Value::dict(std::vector<std::pair<Value, Value>> entries) {
   auto data = make_ref<DictData>();
-  data->entries = std::move(entries);
+  for (auto &[key, value] : entries)
+    data->set(nullptr, key, std::move(value));
   return from_heap(Kind::Dict, std::move(data));
 }
+Value Value::dict(Ref<DictData> data) { return from_heap(Kind::Dict, std::move(data)); }
 Value Value::slice(Value lower, Value upper, Value step) {
   auto data = make_ref<SliceData>();
   data->lower = std::move(lower);
@@ -118,13 +120,21 @@ SeqData::~SeqData() {
   });
 }
 DictData::~DictData() {
-  if (entries.empty())
+  if (entries_.empty())
     return;
   release_children([this](std::vector<HeapData *> &out) {
-    for (auto &[k, v] : entries) {
+    for (auto &[k, v] : entries_) {
       defer_release(out, k);
       defer_release(out, v);
     }
+  });
+}
+void release_nested(Value *values, std::size_t count) {
+  if (count == 0)
+    return;
+  release_children([values, count](std::vector<HeapData *> &out) {
+    for (std::size_t k = 0; k < count; ++k)
+      defer_release(out, values[k]);
   });
 }
 
@@ -177,6 +187,23 @@ std::optional<Value> Object::compare(Interpreter &, python::CmpOpKind, const Val
 bool Object::truthy(Interpreter &) { return true; }
 std::unique_ptr<Iterator> Object::iterate(Interpreter &) { return nullptr; }
 std::string Object::repr() const { return "<" + std::string(type_name()) + " object>"; }
+std::optional<std::int64_t> Object::hash(Interpreter &) { return identity_hash(); }
+std::optional<std::int64_t> Object::length(Interpreter &) { return std::nullopt; }
+std::optional<bool> Object::contains(Interpreter &, const Value &) { return std::nullopt; }
+
+namespace {
+thread_local std::uint32_t g_next_serial = 0;
+}
+std::int64_t Object::identity_hash() const {
+  if (serial_ == 0) {
+    serial_ = ++g_next_serial;
+    if (serial_ == 0) // after 2^32 objects, numbering wraps: hashes may then collide, never -1
+      serial_ = ++g_next_serial;
+  }
+  // Spread the serials as CPython spreads addresses (rotated by 4 bits), away from small ints.
+  std::uint64_t x = (static_cast<std::uint64_t>(serial_) << 4) | 0x5bd1e995'00000000ULL;
+  return static_cast<std::int64_t>(x);
+}
 
 // ---- type names, repr, str ----------------------------------------------------------------------
 
@@ -197,6 +224,16 @@ std::string_view type_name(const Value &v) {
   case Value::Kind::List:
     return "list";
   case Value::Kind::Dict:
+    switch (v.dict_data().flavor) {
+    case DictData::Flavor::OrderedDict:
+      return "OrderedDict";
+    case DictData::Flavor::DefaultDict:
+      return "defaultdict";
+    case DictData::Flavor::Counter:
+      return "Counter";
+    case DictData::Flavor::Dict:
+      break;
+    }
     return "dict";
   case Value::Kind::Slice:
     return "slice";
@@ -212,16 +249,8 @@ namespace {
 // Containers that are being printed: a list that contains itself prints as `[...]`, as CPython.
 thread_local std::vector<const HeapData *> g_repr_stack;
 
-struct ReprGuard {
-  bool active;
-  explicit ReprGuard(const HeapData *p) : active(true) {
-    if (g_repr_stack.size() >= 1000)
-      raise_python("RecursionError", "maximum recursion depth exceeded while getting the repr of an object");
-    g_repr_stack.push_back(p);
-  }
-  ~ReprGuard() { g_repr_stack.pop_back(); }
-};
-bool in_repr(const HeapData *p) { return std::find(g_repr_stack.begin(), g_repr_stack.end(), p) != g_repr_stack.end(); }
+bool in_repr(const HeapData *p) { return ReprNesting::active(p); }
+using ReprGuard = ReprNesting;
 
 void append_repr(std::string &out, const Value &v) {
   switch (v.kind) {
@@ -278,27 +307,89 @@ void append_repr(std::string &out, const Value &v) {
     return;
   }
   case Value::Kind::Dict: {
+    const DictData &d = v.dict_data();
     if (in_repr(v.heap_data())) {
-      out += "{...}";
+      out += d.flavor == DictData::Flavor::Dict ? "{...}" : "...";
       return;
     }
     ReprGuard guard(v.heap_data());
-    out += '{';
-    bool first = true;
-    for (const auto &[key, value] : v.dict_data().entries) {
-      if (!first)
-        out += ", ";
-      first = false;
-      append_repr(out, key);
-      out += ": ";
-      append_repr(out, value);
+    auto entries = [&](std::string_view open, std::string_view sep, std::string_view close) {
+      out += open;
+      bool first = true;
+      for (const auto &[key, value] : d.items()) {
+        if (!first)
+          out += ", ";
+        first = false;
+        if (sep == ", ")
+          out += '(';
+        append_repr(out, key);
+        out += sep;
+        append_repr(out, value);
+        if (sep == ", ")
+          out += ')';
+      }
+      out += close;
+    };
+    switch (d.flavor) {
+    case DictData::Flavor::Dict:
+      entries("{", ": ", "}");
+      return;
+    case DictData::Flavor::OrderedDict: // 3.11: OrderedDict([('a', 1)])
+      if (d.empty()) {
+        out += "OrderedDict()";
+        return;
+      }
+      entries("OrderedDict([", ", ", "])");
+      return;
+    case DictData::Flavor::DefaultDict:
+      out += "defaultdict(";
+      append_repr(out, d.default_factory);
+      entries(", {", ": ", "})");
+      return;
+    case DictData::Flavor::Counter:
+      if (d.empty()) {
+        out += "Counter()";
+        return;
+      }
+      out += "Counter(";
+      // most_common() order: by count, descending, ties in insertion order.
+      {
+        std::vector<const DictData::Item *> order;
+        for (const auto &item : d.items())
+          order.push_back(&item);
+        std::stable_sort(order.begin(), order.end(), [](const DictData::Item *a, const DictData::Item *b) {
+          auto count = [](const Value &c) {
+            return c.kind == Value::Kind::Float ? c.f : c.kind == Value::Kind::Int ? static_cast<double>(c.i) : 0.0;
+          };
+          return count(a->second) > count(b->second);
+        });
+        out += '{';
+        for (std::size_t k = 0; k < order.size(); ++k) {
+          if (k)
+            out += ", ";
+          append_repr(out, order[k]->first);
+          out += ": ";
+          append_repr(out, order[k]->second);
+        }
+        out += "})";
+      }
+      return;
     }
-    out += '}';
     return;
   }
   }
 }
 } // namespace
+
+ReprNesting::ReprNesting(const HeapData *self) {
+  if (g_repr_stack.size() >= 1000)
+    raise_python("RecursionError", "maximum recursion depth exceeded while getting the repr of an object");
+  g_repr_stack.push_back(self);
+}
+ReprNesting::~ReprNesting() { g_repr_stack.pop_back(); }
+bool ReprNesting::active(const HeapData *self) {
+  return std::find(g_repr_stack.begin(), g_repr_stack.end(), self) != g_repr_stack.end();
+}
 
 std::string repr(const Value &v) {
   std::string out;
@@ -312,84 +403,6 @@ std::string str(const Value &v) {
   if (Object *obj = v.object())
     return obj->to_str();
   return repr(v);
-}
-
-bool is_hashable(const Value &v) {
-  switch (v.kind) {
-  case Value::Kind::List:
-  case Value::Kind::Dict:
-  case Value::Kind::Slice:
-    return false;
-  case Value::Kind::Tuple:
-    for (const Value &item : v.seq().items)
-      if (!is_hashable(item))
-        return false;
-    return true;
-  default:
-    return true;
-  }
-}
-
-static bool numeric_equal(const Value &a, const Value &b) {
-  auto as_int = [](const Value &v) { return v.kind == Value::Kind::Bool ? std::int64_t(v.b) : v.i; };
-  if (a.kind != Value::Kind::Float && b.kind != Value::Kind::Float)
-    return as_int(a) == as_int(b);
-  if (a.kind == Value::Kind::Float && b.kind == Value::Kind::Float)
-    return a.f == b.f;
-  // int vs float, exactly: long double holds every int64.
-  long double x = a.kind == Value::Kind::Float ? static_cast<long double>(a.f) : static_cast<long double>(as_int(a));
-  long double y = b.kind == Value::Kind::Float ? static_cast<long double>(b.f) : static_cast<long double>(as_int(b));
-  return x == y;
-}
-
-bool values_equal(const Value &a, const Value &b) {
-  if (a.is_number() && b.is_number())
-    return numeric_equal(a, b);
-  if (a.kind != b.kind)
-    return false;
-  switch (a.kind) {
-  case Value::Kind::None:
-  case Value::Kind::Ellipsis:
-    return true;
-  case Value::Kind::Str:
-    return a.same_heap(b) || a.str_text() == b.str_text();
-  case Value::Kind::Tuple:
-  case Value::Kind::List: {
-    if (a.same_heap(b))
-      return true;
-    const auto &x = a.seq().items, &y = b.seq().items;
-    if (x.size() != y.size())
-      return false;
-    for (std::size_t k = 0; k < x.size(); ++k)
-      if (!values_equal(x[k], y[k]))
-        return false;
-    return true;
-  }
-  case Value::Kind::Dict: {
-    const auto &x = a.dict_data().entries, &y = b.dict_data().entries;
-    if (x.size() != y.size())
-      return false;
-    for (const auto &[key, value] : x) {
-      const Value *other = dict_find(b.dict_data(), key);
-      if (!other || !values_equal(value, *other))
-        return false;
-    }
-    return true;
-  }
-  case Value::Kind::Slice: {
-    const SliceData &x = a.slice_data(), &y = b.slice_data();
-    return values_equal(x.lower, y.lower) && values_equal(x.upper, y.upper) && values_equal(x.step, y.step);
-  }
-  default:
-    return a.same_heap(b);
-  }
-}
-
-Value *dict_find(DictData &dict, const Value &key) {
-  for (auto &[k, v] : dict.entries)
-    if (values_equal(k, key))
-      return &v;
-  return nullptr;
 }
 
 void raise_error(std::string id, std::string message, SourceLoc loc) {

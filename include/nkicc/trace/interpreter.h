@@ -94,7 +94,15 @@ private:
 /// kernel (arithmetic, control flow, indexing) is an error naming the module (SPEC §3).
 class OpaqueObject : public Object {
 public:
-  explicit OpaqueObject(std::string path) : path_(std::move(path)) {}
+  /// `unmodelled`: the placeholder stands for a name real Python, NumPy or NKI has and nkicc
+  /// does not model yet (lib/pylib/unmodelled.cpp): using it in a kernel says so
+  /// (`nkicc does not model 'nl.softmax' yet`) instead of naming an unmodelled module.
+  explicit OpaqueObject(std::string path, bool unmodelled = false)
+      : path_(std::move(path)), unmodelled_(unmodelled) {}
+  /// lib: a placeholder for an import nkicc could not resolve, with where it looked (`common.py
+  /// in k/ and .`): the message of a use inside a kernel says so.
+  OpaqueObject(std::string path, std::shared_ptr<const std::string> searched)
+      : path_(std::move(path)), searched_(std::move(searched)) {}
   std::string_view type_name() const override { return "opaque"; }
   std::optional<Value> get_attr(Interpreter &interp, std::string_view name) override;
   Value call(Interpreter &interp, CallArgs &args) override;
@@ -116,9 +124,14 @@ public:
   std::unique_ptr<Iterator> iterate(Interpreter &interp) override;
   /// Raises the TypeError for using this placeholder as `what` inside a kernel.
   [[noreturn]] void raise_use(std::string_view what) const;
+  bool unmodelled() const { return unmodelled_; }
 
 private:
+  /// A placeholder derived from this one (an attribute, a call's result).
+  Value derive(std::string path) const;
   std::string path_;
+  bool unmodelled_ = false;
+  std::shared_ptr<const std::string> searched_;
 };
 
 /// A variable shared between a function and the functions nested in it (CPython's cell).
@@ -203,10 +216,18 @@ public:
   std::string_view type_name() const override { return "range"; }
   Value get_item(Interpreter &interp, const Value &key) override;
   std::optional<Value> compare(Interpreter &interp, python::CmpOpKind op, const Value &other, bool reflected) override;
-  bool truthy(Interpreter &) override { return length() > 0; }
+  bool truthy(Interpreter &) override { return count() > 0; }
   std::unique_ptr<Iterator> iterate(Interpreter &interp) override;
   LoopKind loop_kind() const override { return LoopKind::Range; }
   std::string repr() const override;
+  // lib/pylib: `r.start`, `r.index(x)`, len(), hash(), `in`; count() is exact where the
+  // length exceeds int64 (range(-5, 2**63 - 1)), length() raises OverflowError there, as
+  // CPython's len() does.
+  std::optional<Value> get_attr(Interpreter &interp, std::string_view name) override;
+  std::optional<std::int64_t> length(Interpreter &) override { return length(); }
+  std::optional<std::int64_t> hash(Interpreter &interp) override;
+  std::optional<bool> contains(Interpreter &interp, const Value &item) override;
+  std::uint64_t count() const;
   std::int64_t length() const;
   bool contains(std::int64_t v) const;
   std::int64_t start, stop, step;
@@ -306,18 +327,43 @@ public:
   std::string format(const Value &v, std::string_view spec);
   /// Every item of an iterable, materialized (bounded by max_sequence_length).
   std::vector<Value> to_list(const Value &iterable, SourceLoc loc = {});
-  /// A module by dotted name: the resolver's, then `math`; null when unknown. Cached, as
-  /// sys.modules.
-  std::shared_ptr<Object> import_module(std::string_view dotted_name);
-  /// The value `import dotted` binds: the top-level package (with `dotted` reachable from it
-  /// by attributes), or with `as`, the module itself; placeholders for what is unknown.
-  Value import_name(std::string_view dotted, bool has_asname);
-  /// The module a `from` import (`level` leading dots) reads names from; null when unknown.
-  std::shared_ptr<Object> import_from_module(std::uint32_t level, std::string_view module);
+  // lib (lib/trace/module_loader.cpp, lib/trace/imports.cpp): imports. ------------------------
+  /// A module by dotted name, cached as sys.modules: the resolver's (NKI, NumPy), `math`, the
+  /// standard library's (pylib's, then eval's class-based modules), then a kernel file or
+  /// package through the ModuleLoader (a parent package is imported first). `level` > 0 is
+  /// `from ..name import`: relative to the importing module's package, ImportError in Python's
+  /// words beyond the top-level package. Null when unknown.
+  std::shared_ptr<Object> import_module(std::string_view dotted_name, int level = 0, SourceLoc loc = {});
+  /// The value `import dotted` binds in `importer`'s code: the top-level package (with `dotted`
+  /// reachable from it by attributes), or with `as`, the module itself; placeholders for what is
+  /// unknown.
+  Value import_name(std::string_view dotted, bool has_asname, ModuleObject *importer = nullptr, SourceLoc loc = {});
+  /// The module a `from` import (`level` leading dots) in `importer`'s code reads names from;
+  /// null when unknown.
+  std::shared_ptr<Object> import_from_module(std::uint32_t level, std::string_view module,
+                                             ModuleObject *importer = nullptr, SourceLoc loc = {});
   /// `from module import name`: the value bound (an ImportError located at `loc` when the
-  /// module is known but has no such name).
+  /// module is known but has no such name; a placeholder when the module is unknown).
   Value import_from(const std::shared_ptr<Object> &module, std::uint32_t level, std::string_view module_name,
-                    std::string_view name, SourceLoc loc);
+                    std::string_view name, SourceLoc loc, ModuleObject *importer = nullptr);
+  /// The placeholder bound for a module nkicc could not find: using it in a kernel names the
+  /// module and where nkicc looked for it.
+  Value unresolved_module(std::string_view name) const;
+  /// ImportError for `from module import name` when `name` is missing: "cannot import name 'x'
+  /// from 'm' (path)", or "... from partially initialized module ..." inside an import cycle.
+  [[noreturn]] void raise_cannot_import(const Object &module, std::string_view module_name, std::string_view name,
+                                        SourceLoc loc) const;
+  /// Finds kernel files for import_module(); null (the default) imports no files.
+  void set_module_loader(class ModuleLoader *loader) { loader_ = loader; }
+  class ModuleLoader *module_loader() const { return loader_; }
+  /// sys.modules: binds or forgets a module under a dotted name.
+  void set_module(std::string_view name, std::shared_ptr<Object> module);
+  void forget_module(std::string_view name);
+  /// The module whose import statement is being executed, or null outside any.
+  ModuleObject *current_module() const { return importer_; }
+  /// Runs a parsed file's module-level statements into `into` (already registered, so that an
+  /// import cycle sees it partially initialized).
+  void run_module(const python::Module &module, const std::shared_ptr<ModuleObject> &into);
   void print(const std::string &text) {
     if (print_)
       print_(text);
@@ -348,6 +394,8 @@ private:
   /// Module namespaces that hold functions that hold them: cleared when the interpreter is
   /// destroyed, to break the cycles (values it made are inert afterwards).
   std::vector<std::weak_ptr<Scope>> cycle_scopes_;
+  class ModuleLoader *loader_ = nullptr; ///< lib: kernel files for import_module()
+  ModuleObject *importer_ = nullptr;     ///< lib: the module whose import is being resolved
   const SourceManager &sources_;
   InterpreterLimits limits_;
   ModuleResolver resolver_;

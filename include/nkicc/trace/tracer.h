@@ -65,7 +65,8 @@ struct SpecializationStats {
 /// Traces the external calls of one run. Module-level code of every source runs once.
 class Tracer {
 public:
-  Tracer(const SourceManager &sources, const Manifest &manifest, const std::vector<python::Module> &modules,
+  /// `sources` takes the files that imports between kernel files read.
+  Tracer(SourceManager &sources, const Manifest &manifest, const std::vector<python::Module> &modules,
          const ResolvedTarget &target, TraceOptions options, DiagnosticEngine &diags);
   ~Tracer();
   Tracer(const Tracer &) = delete;
@@ -88,6 +89,9 @@ public:
   /// failure, including returned tensors that do not match the op's results.
   std::shared_ptr<KernelTrace> trace_internal(const Call &call, const RegistryEntry &entry,
                                               const python::Module &source);
+
+  /// The kernel files imports read beyond the listed sources, in reading order (dependencies).
+  const std::vector<std::string> &imported_files() const;
 
   /// Specialization-cache figures per external kernel, sorted by kernel name.
   std::vector<SpecializationStats> stats() const;

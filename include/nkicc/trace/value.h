@@ -6,7 +6,9 @@
 #include "nkicc/python/ast.h"
 #include "nkicc/support/source_manager.h"
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -167,6 +169,7 @@ struct Value {
   static Value tuple(std::vector<Value> items);
   static Value list(std::vector<Value> items);
   static Value dict(std::vector<std::pair<Value, Value>> entries = {});
+  static Value dict(Ref<DictData> data);
   static Value slice(Value lower, Value upper, Value step);
   static Value ellipsis() {
     Value out;
@@ -229,14 +232,110 @@ struct SeqData : HeapData {
   std::vector<Value> items;
   ~SeqData() override; ///< releases nested containers without recursion
 };
-/// A dict in insertion order; kernels hold few entries, so lookups scan.
-struct DictData : HeapData {
-  std::vector<std::pair<Value, Value>> entries;
-  ~DictData() override;
+/// A dict: entries in insertion order and an open-addressing index of their positions, as
+/// CPython's compact dict, so that a lookup costs O(1) whatever the size (300,000 inserts must
+/// not take a minute). Keys are hashed and compared as Python does (hash, then identity, then
+/// `==`); a key whose hash or `==` is Python code needs the Interpreter, and without one
+/// (`interp` null) Objects compare by identity. An unhashable key raises TypeError.
+class DictData : public HeapData {
+public:
+  using Item = std::pair<Value, Value>;
+
+  DictData() = default;
+  DictData(const DictData &other) = default;
+  DictData &operator=(const DictData &) = delete;
+  ~DictData() override; ///< releases nested containers without recursion
+
+  std::size_t size() const { return used_; }
+  bool empty() const { return used_ == 0; }
+  /// The value stored under `key`, or null.
+  Value *find(Interpreter *interp, const Value &key);
+  /// `d[key] = value`: a new key goes last, an existing one keeps its place (and its key).
+  void set(Interpreter *interp, const Value &key, Value value);
+  /// Removes `key`, moving its value to `*removed` when given; false when it is absent.
+  bool erase(Interpreter *interp, const Value &key, Value *removed = nullptr);
+  /// `d.popitem()`: the last entry, removed; nullopt when empty.
+  std::optional<Item> pop_last();
+  void clear();
+
+  /// Entries by position, for iterators: slot(k) is null for a removed entry; positions stay
+  /// valid until version() changes.
+  std::size_t slot_count() const { return entries_.size(); }
+  Item *slot(std::size_t k) { return hashes_[k] == kRemoved ? nullptr : &entries_[k]; }
+  const Item *slot(std::size_t k) const { return hashes_[k] == kRemoved ? nullptr : &entries_[k]; }
+  /// Changes whenever a key is added or removed, or positions move.
+  std::uint64_t version() const { return version_; }
+
+  /// collections' dict subclasses share the dict machinery: the flavor changes the type name,
+  /// repr, a missing key's answer and a few methods (lib/pylib/collections.cpp).
+  enum class Flavor : std::uint8_t { Dict, OrderedDict, DefaultDict, Counter };
+  Flavor flavor = Flavor::Dict;
+  Value default_factory; ///< a defaultdict's (None: a missing key is a KeyError)
+
+  /// The live entries in insertion order: `for (auto &[key, value] : dict.items())`.
+  template <class D, class I> class ItemIterator {
+  public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = std::remove_const_t<I>;
+    using difference_type = std::ptrdiff_t;
+    using pointer = I *;
+    using reference = I &;
+    ItemIterator(D *dict, std::size_t k) : dict_(dict), k_(k) { skip(); }
+    I &operator*() const { return dict_->entries_[k_]; }
+    I *operator->() const { return &dict_->entries_[k_]; }
+    ItemIterator &operator++() {
+      ++k_;
+      skip();
+      return *this;
+    }
+    ItemIterator operator++(int) {
+      ItemIterator old = *this;
+      ++*this;
+      return old;
+    }
+    bool operator!=(const ItemIterator &other) const { return k_ != other.k_; }
+    bool operator==(const ItemIterator &other) const { return k_ == other.k_; }
+
+  private:
+    void skip() {
+      while (k_ < dict_->entries_.size() && dict_->hashes_[k_] == kRemoved)
+        ++k_;
+    }
+    D *dict_;
+    std::size_t k_;
+  };
+  template <class D, class I> struct ItemRange {
+    D *dict;
+    ItemIterator<D, I> begin() const { return {dict, 0}; }
+    ItemIterator<D, I> end() const { return {dict, dict->entries_.size()}; }
+  };
+  ItemRange<DictData, Item> items() { return {this}; }
+  ItemRange<const DictData, const Item> items() const { return {this}; }
+
+private:
+  /// Python never hashes to -1, so it marks a removed entry.
+  static constexpr std::int64_t kRemoved = -1;
+  /// The index slot holding `key`'s position (>= 0), or the free slot where it would go, encoded
+  /// as -(slot + 1); hash is the key's hash.
+  std::int64_t lookup(Interpreter *interp, const Value &key, std::int64_t hash);
+  void insert_index(std::int64_t hash, std::int32_t position);
+  /// Drops removed entries and rebuilds the index for at least `min_capacity` entries.
+  void rebuild(std::size_t min_capacity);
+
+  std::vector<Item> entries_;
+  std::vector<std::int64_t> hashes_; ///< aligned with entries_
+  std::vector<std::int32_t> index_;  ///< power-of-two sized; kEmpty, kDummy or a position
+  std::size_t used_ = 0;
+  std::uint64_t version_ = 0;
 };
 struct SliceData : HeapData {
   Value lower, upper, step;
 };
+
+/// For the destructor of a container Object (a set, a deque): releases the values' heap data
+/// from a worklist instead of recursively, so that containers nested a million deep are
+/// destroyed without overflowing the C++ stack.
+void release_nested(Value *values, std::size_t count);
 
 /// The loop construct an instruction was emitted under (SPEC §3: recorded on each instruction).
 enum class LoopKind : std::uint8_t { None, Range, Affine, Sequential, Static };
@@ -264,7 +363,7 @@ public:
 class Object : public HeapData {
 public:
   Object() = default;
-  Object(const Object &) : HeapData() {} ///< a copy is a new object: it shares no ownership
+  Object(const Object &) : HeapData() {} ///< a copy is a new object: it shares no ownership, nor identity
   Object &operator=(const Object &) { return *this; }
 
   /// Python's type name, for messages (`'Tile' object is not callable`).
@@ -310,6 +409,20 @@ public:
   /// Called when a plain assignment `name = obj` binds the object, so that a tensor created
   /// without `name=` takes the kernel author's variable name in the IR.
   virtual void on_bind(std::string_view name) { (void)name; }
+  /// `hash(obj)`: by default identity_hash(); nullopt when the object is unhashable (an
+  /// instance whose class defines `__eq__` but not `__hash__`). Never -1.
+  virtual std::optional<std::int64_t> hash(Interpreter &interp);
+  /// `len(obj)`; nullopt means "object of type 'X' has no len()".
+  virtual std::optional<std::int64_t> length(Interpreter &interp);
+  /// `item in obj`; nullopt falls back to iterating the object.
+  virtual std::optional<bool> contains(Interpreter &interp, const Value &item);
+  /// `callable(obj)` for objects other than functions, built-ins and types (which callable()
+  /// knows): a jitted kernel, a class, an instance with `__call__`.
+  virtual bool is_callable() const { return false; }
+
+  /// The identity hash: a serial number given on first use, so that sets of objects iterate
+  /// in the same order on every run (an address would differ run to run).
+  std::int64_t identity_hash() const;
 
   /// A std::shared_ptr sharing ownership with the Values that hold this object (made on first
   /// use for an object made by make_ref).
@@ -323,6 +436,7 @@ private:
   /// While Values hold an object that a std::shared_ptr owns (std::make_shared), the shared
   /// ownership is kept here; the last Value to let go drops it.
   std::shared_ptr<Object> anchor_;
+  mutable std::uint32_t serial_ = 0;
 };
 
 // An Object of exactly type T is recognized by its type_info's address (one per type in the
@@ -351,16 +465,24 @@ double int_true_divide(std::int64_t a, std::int64_t b);
 std::string_view type_name(const Value &v);
 /// Python's repr() of any value (ints, floats and strs exactly as CPython prints them).
 std::string repr(const Value &v);
+/// For repr() of a container: one level of nesting, RecursionError past Python's recursion
+/// limit (in CPython's words), and active() says whether a container is already being printed
+/// (a list that contains itself prints `[...]`).
+class ReprNesting {
+public:
+  explicit ReprNesting(const HeapData *self);
+  ~ReprNesting();
+  ReprNesting(const ReprNesting &) = delete;
+  ReprNesting &operator=(const ReprNesting &) = delete;
+  static bool active(const HeapData *self);
+};
 /// Python's str(): repr() except that a str is its own text.
 std::string str(const Value &v);
 
 /// `a == b` for built-in values without an interpreter (numbers across int/float/bool,
-/// containers element-wise, Objects by identity): dict keys and `in` use it.
+/// containers element-wise, Objects by identity). Nested deeper than Python's recursion
+/// limit, it raises RecursionError as CPython does.
 bool values_equal(const Value &a, const Value &b);
-/// Whether a value may be a dict key (lists, dicts and slices may not).
-bool is_hashable(const Value &v);
-/// The value stored under `key`, or null.
-Value *dict_find(DictData &dict, const Value &key);
 
 /// An error while tracing: a Python exception in Python's words (`id` is the exception type,
 /// `NameError`), or an NKI error with NKI's message and id. Thrown inside the tracer only and
