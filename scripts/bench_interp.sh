@@ -3,7 +3,9 @@
 #  (a) pure-Python workloads (loops, calls, attribute access, list/dict/tuple work, class
 #      instances) that a kernel runs at trace time, traced by `nkicc trace --emit=stats` and run
 #      by CPython with scripts/nki_mock.py standing in for nl/nisa;
-#  (b) tracing a tiled nisa.nc_matmul kernel and a softmax kernel, nkicc against CPython + mock;
+#  (b) tracing a tiled nisa.nc_matmul kernel (2048 x 8192 x 32768, 197,376 instructions) and a
+#      softmax (4,194,304 x 512, 262,144 instructions), nkicc against CPython + mock, after
+#      checking that both traced the same DMAs and MACs;
 #  (c) a 402,432-instruction matmul trace with --emit=stats: IR instructions/s and peak RSS per
 #      instruction.
 # Runs are interleaved (nkicc, CPython, nkicc, ...); each figure is the median of REPS runs with
@@ -42,7 +44,7 @@ def mock_args(args):
 
 # name, kind, source, kernel, args
 small = [([128, 64], "float32")]
-mm_args = [([16384, 2048], "bfloat16"), ([16384, 8192], "bfloat16")]
+mm_args = [([32768, 2048], "bfloat16"), ([32768, 8192], "bfloat16")]
 sm_args = [([4194304, 512], "float32")]
 workloads = [(w, "python", "workloads.py", w, small)
              for w in ["loops", "calls", "attributes", "containers", "instances"]]
@@ -75,6 +77,21 @@ for w in workloads + [empty]:
     if a.returncode != 0 or b.returncode != 0 or printed != b.stdout.splitlines()[:1]:
         sys.exit(f"bench_interp: {w[0]}: nkicc printed {printed} (exit {a.returncode}: {a.stderr.strip()}), "
                  f"CPython {b.stdout.splitlines()[:1]} (exit {b.returncode}: {b.stderr.strip()})")
+
+# The kernels: nkicc's DMA instruction count and MACs (--emit=summary) must be the mock's.
+for w in workloads:
+    if w[1] != "kernel":
+        continue
+    n_cmd, p_cmd = commands(w)
+    a = subprocess.run([nkicc, "trace", "--emit=summary", n_cmd[-1]], capture_output=True, text=True)
+    b = subprocess.run(p_cmd, capture_output=True, text=True)
+    summary = [l.split() for l in a.stdout.splitlines()]
+    n_dma = next((int(l[1].rstrip(",")) for l in summary if l[:1] == ["sync"]), None)
+    n_macs = next((int(l[1]) for l in summary if l[:1] == ["MACs:"]), None)
+    recorded = dict(kv.split("=") for kv in b.stdout.split()[-3:]) if b.returncode == 0 else {}
+    if a.returncode != 0 or (n_dma, n_macs) != (int(recorded.get("dma", -1)), int(recorded.get("macs", -1))):
+        sys.exit(f"bench_interp: {w[0]}: nkicc traced {n_dma} DMAs and {n_macs} MACs (exit {a.returncode}: "
+                 f"{a.stderr.strip()}), the mock {recorded} ({b.stderr.strip()})")
 
 times = {w[0]: ([], []) for w in workloads + [empty]}
 for _ in range(reps):

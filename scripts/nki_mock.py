@@ -9,7 +9,9 @@ what a tracer written in Python costs, not a model of real NKI.
     /usr/bin/python3 scripts/nki_mock.py KERNEL.py KERNEL_NAME SHAPE:DTYPE...
 
 installs the mock in sys.modules, imports KERNEL.py unchanged, calls KERNEL_NAME with one HBM
-tensor per SHAPE:DTYPE argument (SHAPE as 128x512) and prints the number of recorded ops.
+tensor per SHAPE:DTYPE argument (SHAPE as 128x512) and prints, after whatever the kernel
+printed, `ops=N dma=D macs=M`: the recorded ops, how many are loads or stores, and the
+multiply-accumulates of its matmuls (bench_interp.sh checks the last two against nkicc).
 """
 import importlib.util
 import sys
@@ -185,7 +187,9 @@ def main(argv):
         shape, dtype = s.split(":")
         args.append(Tensor(tuple(int(d) for d in shape.split("x")), dtype, "shared_hbm"))
     getattr(module, kernel_name)(*args)
-    print(len(OPS))
+    dma = sum(1 for op in OPS if op[0] in ("load", "store"))
+    macs = sum(op[1][0] * op[1][1] * op[2][1] for op in OPS if op[0] == "nc_matmul")
+    print(f"ops={len(OPS)} dma={dma} macs={macs}")
 
 
 if __name__ == "__main__":
