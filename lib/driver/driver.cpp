@@ -300,6 +300,7 @@ private:
   static trace::TraceOptions trace_options(const DriverOptions &options) {
     trace::TraceOptions t;
     t.max_instructions = options.max_instructions;
+    t.max_steps = options.max_steps;
     t.use_cache = options.use_cache;
     t.print_handler = options.print_handler;
     return t;

@@ -34,6 +34,7 @@ struct DriverOptions {
   EmitKind emit = EmitKind::Bir;
   TargetInputs target;
   std::uint64_t max_instructions = 10'000'000;
+  std::uint64_t max_steps = 0; ///< per trace; 0: derived from max_instructions (TraceOptions)
   bool use_cache = true;
   bool stats_json = false;              ///< --stats-format=json
   bool hlo_flavor_torch_xla = false;    ///< --hlo-flavor=torch-xla (default jax)
