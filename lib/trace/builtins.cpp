@@ -3,6 +3,8 @@
 // model. Messages are CPython 3.11's.
 #include "nkicc/trace/interpreter.h"
 
+#include "eval/classes.h"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -573,14 +575,16 @@ std::shared_ptr<TypeObject> make_type(std::string name, K kind) {
   return t;
 }
 
-bool isinstance_of(const Value &v, const Value &cls) {
+bool isinstance_of(Interpreter &interp, const Value &v, const Value &cls) {
+  if (std::optional<bool> r = eval::isinstance_hook(interp, v, cls)) // eval: classes
+    return *r;
   if (auto *t = cls.as<TypeObject>())
     return t->is_instance(v);
   if (auto *e = cls.as<ExceptionTypeObject>())
     return v.as<ExceptionObject>() && (e->name == "Exception" || v.as<ExceptionObject>()->type == e->name);
   if (cls.kind == K::Tuple) {
     for (const Value &c : cls.seq().items)
-      if (isinstance_of(v, c))
+      if (isinstance_of(interp, v, c))
         return true;
     return false;
   }
@@ -862,11 +866,11 @@ void install_builtins(Interpreter &, Scope &scope) {
   fn("print", builtin_print);
   fn("hasattr", builtin_hasattr);
   fn("getattr", builtin_getattr);
-  fn("isinstance", [](Interpreter &, CallArgs &a) {
+  fn("isinstance", [](Interpreter &interp, CallArgs &a) {
     no_keywords("isinstance", a);
     if (a.positional.size() != 2)
       raise_python("TypeError", "isinstance expected 2 arguments, got " + std::to_string(a.positional.size()));
-    return Value::boolean(isinstance_of(a.positional[0], a.positional[1]));
+    return Value::boolean(isinstance_of(interp, a.positional[0], a.positional[1]));
   });
   fn("callable", [](Interpreter &, CallArgs &a) {
     arity("callable", a, 1, 1);
@@ -878,6 +882,8 @@ void install_builtins(Interpreter &, Scope &scope) {
     if (a.positional.size() != 1)
       raise_python("TypeError", "type() takes 1 or 3 arguments");
     const Value &v = a.positional[0];
+    if (eval::ClassObject *c = eval::class_of(v)) // eval: classes
+      return Value::object(Ref<eval::ClassObject>(c));
     std::string_view name = type_name(v);
     if (v.kind != K::Object || v.as<RangeObject>())
       if (Value *t = interp.builtins().find_local(name))

@@ -398,12 +398,7 @@ void Interpreter::check_length(std::uint64_t n) const {
                                     " items, nkicc's limit for one sequence");
 }
 
-/// A slice resolved against a length: `count` items from `start` by `step` (CPython's
-/// PySlice_AdjustIndices).
-struct ResolvedSlice {
-  std::int64_t start, step, count;
-};
-static ResolvedSlice resolve_slice(const SliceData &s, std::int64_t length) {
+ResolvedSlice resolve_slice(const SliceData &s, std::int64_t length) {
   std::int64_t step = s.step.is_none() ? 1 : slice_index(s.step);
   if (step == 0)
     raise_python("ValueError", "slice step cannot be zero");

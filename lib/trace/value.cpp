@@ -309,6 +309,8 @@ std::string repr(const Value &v) {
 std::string str(const Value &v) {
   if (v.kind == Value::Kind::Str)
     return v.str_text();
+  if (Object *obj = v.object())
+    return obj->to_str();
   return repr(v);
 }
 
@@ -391,7 +393,7 @@ Value *dict_find(DictData &dict, const Value &key) {
 }
 
 void raise_error(std::string id, std::string message, SourceLoc loc) {
-  throw TraceError{std::move(message), std::move(id), loc, {}};
+  throw TraceError{std::move(message), std::move(id), loc, {}, Value()};
 }
 
 } // namespace nkicc::trace

@@ -1,6 +1,6 @@
-// Interned symbols, scopes and the interpreter's slot-resolved locals: names behave as before
-// the interpreter looked them up by symbol and slot (comprehension scopes, del, closures,
-// `from m import *` in a function, large scopes, reused call scopes).
+// Interned symbols, scopes and the compiled evaluator's register locals: names behave as
+// Python binds them (comprehension scopes, del, closures, `from m import *` in a function, large
+// scopes, recursion).
 #include "nkicc/python/parser.h"
 #include "nkicc/python/symbol.h"
 #include "nkicc/trace/interpreter.h"
@@ -75,20 +75,19 @@ TEST_CASE("scopes bind by symbol and by string alike", "[scope]") {
   }
   CHECK(big.entries().back().name() == "name_17");
 
-  // Slots start unbound, bind in place and unbind on erase without moving.
-  Scope call;
-  call.add_slots({Symbol::intern("a"), Symbol::intern("b")});
-  CHECK_FALSE(call.find_local("a"));
-  call.bind_slot(1, Value::integer(5));
-  REQUIRE(call.find_local("b"));
-  CHECK(call.find_local("b")->i == 5);
-  CHECK(call.erase("b"));
-  CHECK_FALSE(call.find_local("b"));
-  CHECK(call.entries().size() == 2);
-  call.set("c", Value::integer(6));
-  REQUIRE(call.find_unslotted(Symbol::intern("c")));
-  call.reset(nullptr);
-  CHECK(call.entries().empty());
+  // The version changes when a name is added or removed, not when it is rebound: compiled code
+  // remembers where a global's value lives while the version stays.
+  Scope g;
+  g.set("a", Value::integer(1));
+  std::uint64_t v1 = g.version();
+  g.set("a", Value::integer(2));
+  CHECK(g.version() == v1);
+  g.set("b", Value::integer(3));
+  CHECK(g.version() != v1);
+  std::uint64_t v2 = g.version();
+  CHECK(g.erase("b"));
+  CHECK(g.version() != v2);
+  CHECK(Scope().version() != Scope().version());
 }
 
 TEST_CASE("locals by slot keep Python's scoping", "[scope]") {

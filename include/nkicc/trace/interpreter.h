@@ -14,27 +14,33 @@
 #include <string_view>
 #include <vector>
 
+namespace nkicc::eval {
+class Machine;
+struct FunctionTemplate;
+struct Code;
+} // namespace nkicc::eval
+
 namespace nkicc::trace {
 
-/// Names bound in one scope (a module's globals, a call's locals), by interned symbol. Kernels
-/// have few names, so a small scope scans a vector of symbols; a large one (a module's globals,
-/// the builtins) also keeps a hash index from symbol to entry. A call's scope starts with one
-/// entry per local of the function, unbound, so that the interpreter reaches a local by its
-/// slot (its index among the function's locals).
+/// Names bound in one namespace (a module's globals, a class body's namespace), by interned
+/// symbol, in the order they were first bound. A small scope scans a vector of symbols; a large
+/// one (a module's globals, the builtins) also keeps a hash index from symbol to entry.
+/// `version()` changes whenever an entry is added or removed (not when a value is rebound), so
+/// that compiled code may remember where a name's value lives.
 class Scope : public HeapData {
 public:
   struct Entry {
     python::Symbol symbol;
-    bool bound = true; ///< false for a slot not (or no longer) assigned
+    bool bound = true; ///< always true (kept for the entries' users)
     Value value;
     std::string_view name() const { return symbol.name(); }
   };
 
-  explicit Scope(std::shared_ptr<Scope> parent = nullptr) : parent_(std::move(parent)) {}
+  Scope() : version_(next_version()) {}
   Value *find_local(std::string_view name);
   Value *find_local(python::Symbol name) {
     Entry *entry = find_entry(name);
-    return entry && entry->bound ? &entry->value : nullptr;
+    return entry ? &entry->value : nullptr;
   }
   void set(std::string_view name, Value value);
   void set(python::Symbol name, Value value);
@@ -42,30 +48,9 @@ public:
   bool erase(python::Symbol name);
   /// Drops every binding (the interpreter breaks reference cycles with it).
   void clear();
-  /// Drops every binding and slot, keeping the storage, and takes a new parent: a finished
-  /// call's scope that nothing else holds serves the next call.
-  void reset(std::shared_ptr<Scope> parent);
-  const std::shared_ptr<Scope> &parent() const { return parent_; }
-  /// The entries in the order they were first made (slots first); skip those not bound.
+  /// The entries in the order they were first made.
   const std::vector<Entry> &entries() const { return entries_; }
-
-  /// Makes `symbols` (distinct) the first entries of an empty scope, unbound: slot k is
-  /// `symbols[k]`.
-  void add_slots(const std::vector<python::Symbol> &symbols);
-  /// Slot k's entry; k < the number of slots.
-  Entry &slot(std::size_t k) { return entries_[k]; }
-  void bind_slot(std::size_t k, Value value) {
-    entries_[k].value = std::move(value);
-    entries_[k].bound = true;
-  }
-  /// A bound name past the slots (`from m import *` in a function binds names it did not
-  /// declare), or null.
-  Value *find_unslotted(python::Symbol name) {
-    for (std::size_t k = slots_; k < entries_.size(); ++k)
-      if (entries_[k].symbol == name)
-        return &entries_[k].value;
-    return nullptr;
-  }
+  std::uint64_t version() const { return version_; }
 
 private:
   Entry *find_entry(python::Symbol name) {
@@ -79,11 +64,12 @@ private:
   }
   Entry *find_indexed(python::Symbol name);
   void rebuild_index();
-  std::shared_ptr<Scope> parent_; ///< the enclosing function's scope (closures), or null
+  /// Versions are unique across all scopes, so that (scope, version) names one state.
+  static std::uint64_t next_version();
   std::vector<Entry> entries_;
-  std::size_t slots_ = 0; ///< entries_[0, slots_) are slots: never removed, only unbound
   /// Open addressing by symbol id (entry position + 1, 0 when free), once entries_ is large.
   std::vector<std::uint32_t> index_;
+  std::uint64_t version_;
 };
 
 /// A module: its globals. NKI's modules (nl, nisa, ...) are ModuleObjects whose globals the NKI
@@ -135,29 +121,50 @@ private:
   std::string path_;
 };
 
-/// Per-function facts computed once per `def` (locals, parameter layout); private to the
-/// interpreter.
-struct FunctionInfo;
-struct InterpFrame;
+/// A variable shared between a function and the functions nested in it (CPython's cell).
+class Cell : public Object {
+public:
+  /// The live cells of one interpreter, which breaks the cycles through them when it ends (a
+  /// nested function that calls itself holds the cell that holds it).
+  struct Registry {
+    Cell *head = nullptr;
+    ~Registry();
+    /// Empties every live cell.
+    void clear_all();
+  };
+  explicit Cell(Registry *registry = nullptr);
+  ~Cell() override;
+  Cell(const Cell &) = delete;
+  Cell &operator=(const Cell &) = delete;
+  std::string_view type_name() const override { return "cell"; }
 
-/// A `def` (or lambda) closed over its defining scope, with its defaults evaluated at definition.
+  Value value;
+  bool bound = false;
+
+private:
+  Registry *registry_;
+  Cell *prev_ = nullptr, *next_ = nullptr;
+};
+
+/// A `def` (or lambda) with its defaults evaluated at definition and the cells it closes over.
 class FunctionObject : public Object {
 public:
   std::string_view type_name() const override { return "function"; }
   Value call(Interpreter &interp, CallArgs &args) override;
   std::optional<Value> get_attr(Interpreter &interp, std::string_view name) override;
+  void set_attr(Interpreter &interp, std::string_view name, const Value &value) override;
   std::string repr() const override;
 
   std::string_view name;
-  const python::Arguments *params = nullptr;
+  std::string qualname;                          ///< `outer.<locals>.inner`, for messages
   const python::FunctionDefStmt *def = nullptr;  ///< null for a lambda
-  const python::Expr *lambda_body = nullptr;     ///< a lambda's expression
+  eval::FunctionTemplate *tmpl = nullptr;        ///< the code to run (compiled on first call)
   std::vector<Value> defaults;                   ///< aligned with the last positional parameters
   std::vector<std::optional<Value>> kw_defaults; ///< aligned with the keyword-only parameters
-  std::shared_ptr<Scope> closure;                ///< the enclosing function's scope, or null
+  std::vector<Ref<Cell>> closure;                ///< the cells of the template's free variables
   std::shared_ptr<ModuleObject> module;          ///< globals
-  std::string qualname;                          ///< `outer.<locals>.inner`, for messages
-  std::shared_ptr<const FunctionInfo> info;
+  /// Attributes set on the function (`f.__wrapped__ = g`), by name.
+  std::vector<std::pair<std::string, Value>> attrs;
 };
 
 /// A function implemented in C++ (builtins, NKI ops).
@@ -225,6 +232,13 @@ public:
   std::string type;
   std::vector<Value> args;
 };
+
+/// A slice resolved against a length: `count` items from `start` by `step` (CPython's
+/// PySlice_AdjustIndices).
+struct ResolvedSlice {
+  std::int64_t start, step, count;
+};
+ResolvedSlice resolve_slice(const SliceData &s, std::int64_t length);
 
 struct InterpreterLimits {
   std::uint64_t max_steps = 200'000'000;          ///< statements + calls: a runaway loop ends in an error
@@ -295,6 +309,15 @@ public:
   /// A module by dotted name: the resolver's, then `math`; null when unknown. Cached, as
   /// sys.modules.
   std::shared_ptr<Object> import_module(std::string_view dotted_name);
+  /// The value `import dotted` binds: the top-level package (with `dotted` reachable from it
+  /// by attributes), or with `as`, the module itself; placeholders for what is unknown.
+  Value import_name(std::string_view dotted, bool has_asname);
+  /// The module a `from` import (`level` leading dots) reads names from; null when unknown.
+  std::shared_ptr<Object> import_from_module(std::uint32_t level, std::string_view module);
+  /// `from module import name`: the value bound (an ImportError located at `loc` when the
+  /// module is known but has no such name).
+  Value import_from(const std::shared_ptr<Object> &module, std::uint32_t level, std::string_view module_name,
+                    std::string_view name, SourceLoc loc);
   void print(const std::string &text) {
     if (print_)
       print_(text);
@@ -307,26 +330,24 @@ public:
   /// `self.name(args)` for a method of a built-in value (`lst.append(x)`, `d.items()`,
   /// `s.join(...)`); nullopt when the value has no such method.
   std::optional<Value> call_method(const Value &self, std::string_view name, CallArgs &args);
+  /// The evaluator (the class model and the compiled code reach it through this).
+  eval::Machine &machine() { return *machine_; }
   /// Sorts as `sorted(items, key=key, reverse=reverse)` (stable, by `<`).
   void sort(std::vector<Value> &items, const Value *key, bool reverse);
   /// Raises MemoryError when a sequence of `n` items would exceed max_sequence_length.
   void check_length(std::uint64_t n) const;
 
 private:
-  friend class Evaluator;
+  friend class eval::Machine;
   friend class FunctionObject;
   friend class OpaqueObject;
   std::shared_ptr<ModuleObject> math_;
   std::size_t function_frames_ = 0;
   std::string kernel_name_;
   std::map<std::string, std::shared_ptr<Object>, std::less<>> modules_;
-  /// Scopes that functions close over: function -> scope -> function cycles are broken when
-  /// the interpreter is destroyed (values it made are inert afterwards).
+  /// Module namespaces that hold functions that hold them: cleared when the interpreter is
+  /// destroyed, to break the cycles (values it made are inert afterwards).
   std::vector<std::weak_ptr<Scope>> cycle_scopes_;
-  std::size_t cycle_scopes_compact_at_ = 1024; ///< cycle_scopes_'s size that triggers dropping expired ones
-  std::map<const void *, std::shared_ptr<const FunctionInfo>> function_infos_;
-  InterpFrame *frame_ = nullptr;
-  int expr_depth_ = 0;
   const SourceManager &sources_;
   InterpreterLimits limits_;
   ModuleResolver resolver_;
@@ -336,15 +357,7 @@ private:
   std::uint64_t steps_ = 0;
   SourceLoc current_loc_;
   std::function<void(const std::string &)> print_;
-  /// Argument vectors of finished calls, emptied, kept for their capacity (bounded by the
-  /// capacity reserved at construction, so returning one never allocates).
-  std::vector<std::vector<Value>> spare_positional_;
-  std::vector<std::vector<std::pair<std::string, Value>>> spare_keywords_;
-  /// Scopes of finished calls that nothing else held, reset (bounded the same way).
-  std::vector<std::shared_ptr<Scope>> spare_scopes_;
-  /// Subscript keys' records, reused (Evaluator::eval_subscript_key).
-  std::vector<Ref<SliceData>> spare_slices_;
-  std::vector<Ref<SeqData>> spare_tuples_;
+  std::unique_ptr<eval::Machine> machine_;
 };
 
 } // namespace nkicc::trace

@@ -112,29 +112,37 @@ struct Value {
   };
 
   Value() : i(0) {}
-  Value(const Value &o) noexcept : kind(o.kind), i(o.i) {
+  [[gnu::always_inline]] Value(const Value &o) noexcept : kind(o.kind), i(o.i) {
     if (is_heap())
       ptr_->retain();
   }
-  Value(Value &&o) noexcept : kind(o.kind), i(o.i) { o.kind = Kind::None; }
-  Value &operator=(const Value &o) noexcept {
+  [[gnu::always_inline]] Value(Value &&o) noexcept : kind(o.kind), i(o.i) {
+    o.kind = Kind::None;
+    o.i = 0;
+  }
+  // Both assignments read the source before releasing what this held: releasing it may free
+  // the container the source lives in.
+  [[gnu::always_inline]] Value &operator=(const Value &o) noexcept {
+    Kind k = o.kind;
+    std::int64_t bits = o.i;
     if (o.is_heap())
       o.ptr_->retain();
     drop();
-    kind = o.kind;
-    i = o.i;
+    kind = k;
+    i = bits;
     return *this;
   }
-  Value &operator=(Value &&o) noexcept {
-    if (this != &o) {
-      drop();
-      kind = o.kind;
-      i = o.i;
-      o.kind = Kind::None;
-    }
+  [[gnu::always_inline]] Value &operator=(Value &&o) noexcept {
+    Kind k = o.kind;
+    std::int64_t bits = o.i;
+    o.kind = Kind::None;
+    o.i = 0;
+    drop();
+    kind = k;
+    i = bits;
     return *this;
   }
-  ~Value() { drop(); }
+  [[gnu::always_inline]] ~Value() { drop(); }
 
   static Value none() { return Value(); }
   static Value boolean(bool v) {
@@ -207,7 +215,7 @@ struct Value {
   }
 
 private:
-  void drop() {
+  [[gnu::always_inline]] void drop() {
     if (is_heap())
       ptr_->release();
   }
@@ -286,8 +294,10 @@ public:
   virtual std::unique_ptr<Iterator> iterate(Interpreter &interp);
   /// The loop kind a `for` over this iterable records (nl.affine_range: Affine).
   virtual LoopKind loop_kind() const { return LoopKind::None; }
-  /// `repr(obj)` / `str(obj)`.
+  /// `repr(obj)`.
   virtual std::string repr() const;
+  /// `str(obj)`: repr() unless the object says otherwise (a class's `__str__`).
+  virtual std::string to_str() const { return repr(); }
   /// `self op= other` on a name (Python's `__iadd__`): an in-place update that returns the
   /// value to rebind, or nullopt to fall back to `self op other`. A PSUM tile accumulates here
   /// (`acc += nl.matmul(...)`).
@@ -361,6 +371,9 @@ struct TraceError {
   std::string id;
   SourceLoc loc;
   std::vector<std::pair<SourceLoc, std::string>> notes;
+  /// The Python exception instance raised (a `raise` statement's), or None for an error raised
+  /// by nkicc itself (its instance is made when an `except` clause catches it).
+  Value exception;
 };
 
 [[noreturn]] void raise_error(std::string id, std::string message, SourceLoc loc = {});

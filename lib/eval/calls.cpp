@@ -1,0 +1,458 @@
+// Calls: Python's argument binding with CPython's messages, the fast path that binds positional
+// arguments straight into the callee's registers, method calls without bound-method objects,
+// `f(*args, **kwargs)`, instantiation of plain classes, and function objects with their
+// defaults and closure cells.
+#include "eval/machine.h"
+
+#include <array>
+
+namespace nkicc::eval {
+
+using namespace python;
+using trace::ModuleObject;
+using trace::Object;
+using trace::Scope;
+using trace::TraceError;
+using K = Value::Kind;
+
+namespace {
+
+std::string join_names(const std::vector<std::string_view> &names) {
+  std::string out;
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    if (k)
+      out += names.size() == 2 ? " and " : (k + 1 == names.size() ? ", and " : ", ");
+    out += "'" + std::string(names[k]) + "'";
+  }
+  return out;
+}
+
+/// One flag per parameter of a call, without a heap allocation for the usual few.
+class Flags {
+public:
+  explicit Flags(std::size_t n) {
+    if (n > small_.size())
+      heap_ = std::make_unique<bool[]>(n);
+  }
+  bool &operator[](std::size_t k) { return heap_ ? heap_[k] : small_[k]; }
+
+private:
+  std::array<bool, 16> small_{};
+  std::unique_ptr<bool[]> heap_;
+};
+
+} // namespace
+
+// ---- calls --------------------------------------------------------------------------------------
+
+Value Machine::call(const Value &callee, CallArgs &args, SourceLoc loc) {
+  if (++in_.steps_ > in_.limits_.max_steps)
+    raise_error("step-budget",
+                "the trace ran more than " + std::to_string(in_.limits_.max_steps) +
+                    " steps (an endless loop?); raise --max-instructions or fix the loop",
+                loc);
+  LocScope at(in_, loc);
+  Object *obj = callee.object();
+  if (!obj)
+    raise_python("TypeError", "'" + std::string(type_name(callee)) + "' object is not callable");
+  if (auto *fn = exactly<FunctionObject>(callee))
+    return call_function(*fn, args);
+  return obj->call(in_, args);
+}
+
+Value Machine::call_function(FunctionObject &fn, CallArgs &args) {
+  const Code &code = code_of(fn);
+  if (in_.function_frames_ >= in_.limits_.max_call_depth)
+    raise_python("RecursionError", "maximum recursion depth exceeded");
+  FrameScope scope(*this, in_, code.nregs);
+  scope.code = &code;
+  bind_arguments(fn, code, args, scope.regs);
+  scope.enter(fn);
+  return run_function(fn, code, scope.regs);
+}
+
+bool Machine::call_simple(FunctionObject &fn, Value *args, std::size_t n, SourceLoc loc, Value &out) {
+  const Code &code = code_of(fn);
+  std::size_t npos = code.positional.size();
+  std::size_t first_default = npos - fn.defaults.size();
+  if (!code.simple_params || n > npos || n < first_default)
+    return false;
+  if (++in_.steps_ > in_.limits_.max_steps)
+    raise_error("step-budget",
+                "the trace ran more than " + std::to_string(in_.limits_.max_steps) +
+                    " steps (an endless loop?); raise --max-instructions or fix the loop",
+                loc);
+  LocScope at(in_, loc);
+  if (in_.function_frames_ >= in_.limits_.max_call_depth)
+    raise_python("RecursionError", "maximum recursion depth exceeded");
+  FrameScope scope(*this, in_, code.nregs);
+  scope.code = &code;
+  Value *regs = scope.regs;
+  for (std::size_t k = 0; k < n; ++k)
+    regs[k] = std::move(args[k]);
+  for (std::size_t k = n; k < npos; ++k)
+    regs[k] = fn.defaults[k - first_default];
+  scope.enter(fn);
+  out = run_function(fn, code, regs);
+  return true;
+}
+
+void Machine::bind_arguments(FunctionObject &fn, const Code &code, CallArgs &args, Value *regs) {
+  auto bind = [regs](const Param &p, Value value) { regs[p.reg] = std::move(value); };
+  const std::string &qn = fn.qualname;
+  // Python's argument binding (CPython's initialize_locals), with its messages.
+  std::size_t npos = code.positional.size();
+  std::size_t given = args.positional.size();
+  Flags bound(npos);
+  for (std::size_t k = 0; k < std::min(given, npos); ++k) {
+    bind(code.positional[k], args.positional[k]);
+    bound[k] = true;
+  }
+  if (code.has_vararg) {
+    std::vector<Value> rest;
+    if (given > npos)
+      rest.assign(args.positional.begin() + static_cast<std::ptrdiff_t>(npos), args.positional.end());
+    bind(code.vararg, Value::tuple(std::move(rest)));
+  }
+  Value kwargs = code.has_kwarg ? Value::dict() : Value();
+  Flags kw_bound(code.kwonly.size());
+  std::vector<std::string_view> posonly_as_kw;
+  for (const auto &[name, value] : args.keywords) {
+    bool matched = false;
+    for (std::size_t k = code.posonly; k < npos; ++k)
+      if (code.positional[k].name == name) {
+        if (bound[k])
+          raise_python("TypeError", qn + "() got multiple values for argument '" + name + "'");
+        bind(code.positional[k], value);
+        bound[k] = true;
+        matched = true;
+        break;
+      }
+    if (!matched)
+      for (std::size_t k = 0; k < code.kwonly.size(); ++k)
+        if (code.kwonly[k].name == name) {
+          if (kw_bound[k])
+            raise_python("TypeError", qn + "() got multiple values for argument '" + name + "'");
+          bind(code.kwonly[k], value);
+          kw_bound[k] = true;
+          matched = true;
+          break;
+        }
+    if (matched)
+      continue;
+    if (code.has_kwarg) {
+      kwargs.dict_data().entries.emplace_back(Value::str(name), value);
+      continue;
+    }
+    for (std::size_t k = 0; k < code.posonly; ++k)
+      if (code.positional[k].name == name)
+        posonly_as_kw.push_back(code.positional[k].name);
+    if (posonly_as_kw.empty())
+      raise_python("TypeError", qn + "() got an unexpected keyword argument '" + name + "'");
+  }
+  if (!posonly_as_kw.empty()) {
+    std::string names;
+    for (std::size_t k = 0; k < posonly_as_kw.size(); ++k)
+      names += (k ? ", '" : "'") + std::string(posonly_as_kw[k]) + "'";
+    raise_python("TypeError", qn + "() got some positional-only arguments passed as keyword arguments: " + names);
+  }
+  if (code.has_kwarg)
+    bind(code.kwarg, kwargs);
+  if (given > npos && !code.has_vararg) {
+    std::size_t ndefaults = fn.defaults.size();
+    std::string takes =
+        ndefaults ? "from " + std::to_string(npos - ndefaults) + " to " + std::to_string(npos) : std::to_string(npos);
+    std::size_t kw_given = 0;
+    for (std::size_t k = 0; k < code.kwonly.size(); ++k)
+      kw_given += kw_bound[k] ? 1 : 0;
+    std::string msg = qn + "() takes " + takes + " positional argument" + (npos == 1 && !ndefaults ? "" : "s") +
+                      " but " + std::to_string(given);
+    if (kw_given)
+      msg += " positional argument" + std::string(given == 1 ? "" : "s") + " (and " + std::to_string(kw_given) +
+             " keyword-only argument" + (kw_given == 1 ? "" : "s") + ") were given";
+    else
+      msg += given == 1 ? " was given" : " were given";
+    raise_python("TypeError", msg);
+  }
+  std::size_t first_default = npos - fn.defaults.size();
+  std::vector<std::string_view> missing;
+  for (std::size_t k = 0; k < npos; ++k) {
+    if (bound[k])
+      continue;
+    if (k >= first_default)
+      bind(code.positional[k], fn.defaults[k - first_default]);
+    else
+      missing.push_back(code.positional[k].name);
+  }
+  if (!missing.empty())
+    raise_python("TypeError", qn + "() missing " + std::to_string(missing.size()) + " required positional argument" +
+                                  (missing.size() == 1 ? "" : "s") + ": " + join_names(missing));
+  for (std::size_t k = 0; k < code.kwonly.size(); ++k) {
+    if (kw_bound[k])
+      continue;
+    if (k < fn.kw_defaults.size() && fn.kw_defaults[k])
+      bind(code.kwonly[k], *fn.kw_defaults[k]);
+    else
+      missing.push_back(code.kwonly[k].name);
+  }
+  if (!missing.empty())
+    raise_python("TypeError", qn + "() missing " + std::to_string(missing.size()) + " required keyword-only argument" +
+                                  (missing.size() == 1 ? "" : "s") + ": " + join_names(missing));
+}
+
+Value Machine::run_function(FunctionObject &fn, const Code &code, Value *regs) {
+  // Locals that are not parameters start unbound; the closure's cells go to their registers.
+  std::size_t nparams =
+      code.positional.size() + code.kwonly.size() + (code.has_vararg ? 1 : 0) + (code.has_kwarg ? 1 : 0);
+  for (std::size_t k = nparams; k < code.nlocals; ++k)
+    set_unbound(regs[k]);
+  for (std::size_t k = 0; k < code.free_regs.size() && k < fn.closure.size(); ++k)
+    regs[code.free_regs[k]] = Value::object(fn.closure[k]);
+  Frame f;
+  f.code = &code;
+  f.regs = regs;
+  f.module = &fn.module;
+  f.globals = fn.module ? &fn.module->globals() : nullptr;
+  f.fn = &fn;
+  f.loop_base = in_.loop_stack_.size();
+  return execute(f);
+}
+
+Value Machine::call_registers(const Value &callee, Value *args, std::size_t n, const CallSite &site) {
+  if (site.keywords.empty())
+    if (auto *cls = exactly<ClassObject>(callee))
+      if (std::optional<Value> obj = instantiate_simple(*cls, args, n, site))
+        return std::move(*obj);
+  if (!site.keywords.empty() || !exactly<FunctionObject>(callee)) {
+    PooledArgs pooled(*this);
+    CallArgs &a = pooled.args;
+    a.loc = site.loc;
+    std::size_t npos = n - site.keywords.size();
+    a.positional.reserve(npos);
+    for (std::size_t k = 0; k < npos; ++k)
+      a.positional.push_back(std::move(args[k]));
+    if (!site.keywords.empty()) {
+      pooled.want_keywords();
+      for (std::size_t k = 0; k < site.keywords.size(); ++k)
+        a.keywords.emplace_back(site.keywords[k], std::move(args[npos + k]));
+    }
+    return call(callee, a, site.loc);
+  }
+  auto *fn = exactly<FunctionObject>(callee);
+  Value out;
+  if (call_simple(*fn, args, n, site.loc, out))
+    return out;
+  PooledArgs pooled(*this);
+  CallArgs &a = pooled.args;
+  a.loc = site.loc;
+  for (std::size_t k = 0; k < n; ++k)
+    a.positional.push_back(std::move(args[k]));
+  return call(callee, a, site.loc);
+}
+
+std::optional<Value> Machine::instantiate_simple(ClassObject &cls, Value *args, std::size_t n, const CallSite &site) {
+  // `C(a, b)` for a plain class whose __init__ is a compiled function taking them positionally:
+  // the instance goes in the callee's register, followed by the arguments, as a method call.
+  if (cls.flavor != ClassFlavor::Plain || cls.native != K::None)
+    return std::nullopt;
+  const Value *new_fn = cls.lookup("__new__");
+  if (new_fn &&
+      !(new_fn->as<trace::BuiltinFunction>() && new_fn->as<trace::BuiltinFunction>()->name() == "object.__new__"))
+    return std::nullopt;
+  const Value *init = cls.lookup("__init__");
+  auto *fn = init ? exactly<FunctionObject>(*init) : nullptr;
+  if (!fn)
+    return std::nullopt;
+  Ref<ClassObject> keep(&cls);
+  Value obj = Value::object(make_ref<InstanceObject>(keep));
+  args[-1] = obj;
+  Value result;
+  if (!call_simple(*fn, args - 1, n + 1, site.loc, result)) {
+    PooledArgs pooled(*this);
+    CallArgs &a = pooled.args;
+    a.loc = site.loc;
+    for (std::size_t k = 0; k < n + 1; ++k)
+      a.positional.push_back(std::move(args[k - 1]));
+    result = call(*init, a, site.loc);
+  }
+  if (!result.is_none())
+    raise_python("TypeError", "__init__() should return None, not '" + std::string(type_name(result)) + "'");
+  return obj;
+}
+
+void Machine::load_method(Frame &f, const Insn &in) {
+  Value *R = f.regs;
+  const CallSite &site = f.code->calls[in.d];
+  Value &self = R[in.a + 1];
+  // A method of a built-in value is found when it is called (`lst.append(x)`).
+  if (self.kind != K::Object && self.kind != K::None) {
+    set_unbound(R[in.a]);
+    return;
+  }
+  if (auto *module = exactly<ModuleObject>(self)) {
+    if (Value *global = module->globals().find_local(site.attr.name)) {
+      R[in.a] = *global;
+      set_unbound(self);
+      return;
+    }
+  }
+  if (auto *inst = exactly<InstanceObject>(self)) {
+    // A function on the class is called with the instance first, without a bound method.
+    AttrCache &ac = const_cast<CallSite &>(site).attr;
+    ClassObject *cls = inst->cls.get();
+    if (ac.key != cls || ac.epoch != class_epoch()) {
+      AttrPlan p = cls->plan(ac.name);
+      ac.key = cls;
+      ac.epoch = class_epoch();
+      ac.kind = p.kind;
+      ac.index = p.index;
+      ac.slot = p.value;
+    }
+    if (ac.kind == AttrPlan::Method) {
+      R[in.a] = *ac.slot;
+      return;
+    }
+    if (ac.kind == AttrPlan::Slot && ac.index < inst->slots.size() && !is_unbound(inst->slots[ac.index])) {
+      R[in.a] = inst->slots[ac.index];
+      set_unbound(self);
+      return;
+    }
+  }
+  Value attr = in_.get_attr(self, site.attr.name.name(), site.func_loc);
+  R[in.a] = std::move(attr);
+  set_unbound(self);
+}
+
+Value Machine::call_method(Frame &f, const Insn &in) {
+  Value *R = f.regs;
+  const CallSite &site = f.code->calls[in.d];
+  Value *args = R + in.b + 2;
+  std::size_t n = in.c;
+  if (is_unbound(R[in.b])) {
+    // `value.name(args)` on a built-in value.
+    Value &self = R[in.b + 1];
+    PooledArgs pooled(*this);
+    CallArgs &a = pooled.args;
+    a.loc = site.loc;
+    std::size_t npos = n - site.keywords.size();
+    for (std::size_t k = 0; k < npos; ++k)
+      a.positional.push_back(std::move(args[k]));
+    if (!site.keywords.empty()) {
+      pooled.want_keywords();
+      for (std::size_t k = 0; k < site.keywords.size(); ++k)
+        a.keywords.emplace_back(site.keywords[k], std::move(args[npos + k]));
+    }
+    if (++in_.steps_ > in_.limits_.max_steps)
+      raise_error("step-budget",
+                  "the trace ran more than " + std::to_string(in_.limits_.max_steps) +
+                      " steps (an endless loop?); raise --max-instructions or fix the loop",
+                  site.loc);
+    std::optional<Value> out;
+    {
+      LocScope at(in_, site.loc);
+      out = in_.call_method(self, site.attr.name.name(), a);
+    }
+    if (out)
+      return std::move(*out);
+    in_.get_attr(self, site.attr.name.name(), site.func_loc); // raises AttributeError
+    return Value();
+  }
+  if (is_unbound(R[in.b + 1]))
+    return call_registers(R[in.b], args, n, site);
+  // A function found on the receiver's type: the receiver is its first argument.
+  return call_registers(R[in.b], R + in.b + 1, n + 1, site);
+}
+
+Value Machine::call_ex(Frame &f, const Insn &in, bool method) {
+  Value *R = f.regs;
+  const CallSite &site = f.code->calls[in.d];
+  std::uint16_t first = method ? in.b + 2 : in.b + 1;
+  PooledArgs pooled(*this);
+  CallArgs &a = pooled.args;
+  a.loc = site.loc;
+  if (method && !is_unbound(R[in.b]) && !is_unbound(R[in.b + 1]))
+    a.positional.push_back(R[in.b + 1]);
+  for (Value &v : R[first].seq().items)
+    a.positional.push_back(std::move(v));
+  pooled.want_keywords();
+  for (Value &kv : R[first + 1].seq().items) {
+    auto &pair = kv.seq().items;
+    a.keywords.emplace_back(pair[0].str_text(), std::move(pair[1]));
+  }
+  if (method && is_unbound(R[in.b])) {
+    if (++in_.steps_ > in_.limits_.max_steps)
+      raise_error("step-budget",
+                  "the trace ran more than " + std::to_string(in_.limits_.max_steps) +
+                      " steps (an endless loop?); raise --max-instructions or fix the loop",
+                  site.loc);
+    Value &self = R[in.b + 1];
+    std::optional<Value> out;
+    {
+      LocScope at(in_, site.loc);
+      out = in_.call_method(self, site.attr.name.name(), a);
+    }
+    if (out)
+      return std::move(*out);
+    in_.get_attr(self, site.attr.name.name(), site.func_loc);
+    return Value();
+  }
+  return call(R[in.b], a, site.loc);
+}
+
+// ---- functions ----------------------------------------------------------------------------------
+
+Value Machine::make_function(Frame &f, const Insn &in) {
+  FunctionTemplate &t = *f.code->functions[in.d];
+  auto fn = make_ref<FunctionObject>();
+  fn->name = t.name;
+  fn->qualname = t.qualname;
+  fn->def = t.def;
+  fn->tmpl = &t;
+  Value *R = f.regs;
+  std::size_t k = in.b;
+  for (std::size_t d = 0; d < t.ndefaults; ++d)
+    fn->defaults.push_back(R[k++]);
+  for (bool has : t.kw_has_default)
+    fn->kw_defaults.push_back(has ? std::optional<Value>(R[k++]) : std::nullopt);
+  for (std::uint16_t r : t.closure_regs)
+    fn->closure.push_back(R[r].ref_as<trace::Cell>());
+  if (f.module)
+    fn->module = *f.module;
+  return Value::object(std::move(fn));
+}
+
+void Machine::release_closures(const Code &code, Value *regs) {
+  // The cells this call made, and the functions in them that only their cell holds.
+  long internal_total = 0;
+  std::vector<std::pair<trace::Cell *, long>> cells;
+  for (std::uint16_t r : code.cell_regs) {
+    auto *cell = regs[r].as<trace::Cell>();
+    if (!cell)
+      continue;
+    cells.emplace_back(cell, 1);
+  }
+  if (cells.empty())
+    return;
+  for (auto &[cell, refs] : cells) {
+    auto *fn = cell->value.as<FunctionObject>();
+    if (!fn || cell->value.use_count() != 1)
+      continue;
+    for (const Ref<trace::Cell> &c : fn->closure)
+      for (auto &[other, count] : cells)
+        if (c.get() == other)
+          ++count;
+  }
+  for (auto &[cell, refs] : cells) {
+    if (cell->ref_count() != static_cast<std::uint32_t>(refs))
+      return;
+    internal_total += refs;
+  }
+  (void)internal_total;
+  for (auto &[cell, refs] : cells) {
+    (void)refs;
+    Value drop = std::move(cell->value);
+    cell->bound = false;
+  }
+}
+
+} // namespace nkicc::eval

@@ -1,0 +1,689 @@
+// The dispatch loop: one switch over the instruction set, with the common cases (int and float
+// arithmetic, comparisons, jumps, loops over ranges and sequences, calls of compiled
+// functions) handled inline and everything else passed to the Interpreter's operations, which
+// raise Python's errors in Python's words. An error that leaves an instruction without a
+// location takes the instruction's; one an `except` or `with` of the frame covers goes to its
+// handler.
+#include "eval/machine.h"
+
+#include "eval/compiler.h"
+
+#include <algorithm>
+
+namespace nkicc::eval {
+
+using namespace python;
+using trace::ModuleObject;
+using trace::Object;
+using trace::Scope;
+using trace::TraceError;
+using K = Value::Kind;
+
+// ---- the register stack -------------------------------------------------------------------------
+
+Value *RegisterStack::push(std::size_t n) {
+  constexpr std::size_t kChunk = 16384;
+  marks_.emplace_back(chunk_, top_);
+  if (chunks_.empty() || top_ + n > chunks_[chunk_].size) {
+    // The next chunk large enough (chunks are kept once made).
+    std::size_t next = chunks_.empty() ? 0 : chunk_ + 1;
+    while (next < chunks_.size() && chunks_[next].size < n)
+      ++next;
+    if (next >= chunks_.size()) {
+      Chunk c;
+      c.size = std::max(kChunk, n);
+      c.values = std::make_unique<Value[]>(c.size);
+      chunks_.push_back(std::move(c));
+      next = chunks_.size() - 1;
+    }
+    chunk_ = next;
+    top_ = 0;
+  }
+  Value *out = chunks_[chunk_].values.get() + top_;
+  top_ += n;
+  return out;
+}
+
+void RegisterStack::pop(Value *regs, std::size_t n) {
+  for (std::size_t k = 0; k < n; ++k)
+    regs[k] = Value();
+  std::tie(chunk_, top_) = marks_.back();
+  marks_.pop_back();
+}
+
+// ---- the machine --------------------------------------------------------------------------------
+
+Machine::Machine(Interpreter &in) : in_(in) {
+  spare_positional_.reserve(64);
+  spare_keywords_.reserve(64);
+}
+
+Machine::~Machine() = default;
+
+void Machine::run_module(const python::Module &module, const std::shared_ptr<ModuleObject> &m) {
+  auto &st = symtables_[&module];
+  if (!st)
+    st = std::make_unique<SymbolTable>(module);
+  auto &code = module_codes_[&module];
+  if (!code)
+    code = compile_module(module, *st, in_);
+  Frame f;
+  f.code = code.get();
+  f.module = &m;
+  f.globals = &m->globals();
+  f.ns = f.globals;
+  FrameScope scope(*this, in_, code->nregs);
+  f.regs = scope.regs;
+  f.loop_base = scope.loop_base;
+  execute(f);
+}
+
+const Code &Machine::code_of(FunctionObject &fn) {
+  FunctionTemplate &t = *fn.tmpl;
+  if (!t.code)
+    t.code = compile_function(t, in_);
+  return *t.code;
+}
+
+void Machine::step(const Code &code, std::uint32_t pc) {
+  if (++in_.steps_ > in_.limits_.max_steps)
+    step_budget(code, pc);
+}
+
+void Machine::step_budget(const Code &code, std::uint32_t pc) {
+  raise_error("step-budget",
+              "the trace ran more than " + std::to_string(in_.limits_.max_steps) +
+                  " steps (an endless loop?); raise --max-instructions or fix the loop",
+              code.step_loc(pc));
+}
+
+// ---- the dispatch loop --------------------------------------------------------------------------
+
+namespace {
+// Results of the inline kinds written in place: the register's old value is released only when
+// it pointed to heap data.
+[[gnu::always_inline]] inline void set_int(Value &v, std::int64_t x) {
+  if (v.is_heap())
+    v = Value();
+  v.kind = K::Int;
+  v.i = x;
+}
+[[gnu::always_inline]] inline void set_float(Value &v, double x) {
+  if (v.is_heap())
+    v = Value();
+  v.kind = K::Float;
+  v.f = x;
+}
+[[gnu::always_inline]] inline void set_bool(Value &v, bool x) {
+  if (v.is_heap())
+    v = Value();
+  v.kind = K::Bool;
+  v.i = 0;
+  v.b = x;
+}
+inline bool int_operands(const Value &x, const Value &y) { return x.kind == K::Int && y.kind == K::Int; }
+inline bool float_operands(const Value &x, const Value &y) { return x.kind == K::Float && y.kind == K::Float; }
+
+/// A comparison of two ints or two floats, or nullopt for anything else.
+inline std::optional<bool> fast_compare(CmpOpKind op, const Value &x, const Value &y) {
+  if (int_operands(x, y)) {
+    switch (op) {
+    case CmpOpKind::Eq:
+      return x.i == y.i;
+    case CmpOpKind::NotEq:
+      return x.i != y.i;
+    case CmpOpKind::Lt:
+      return x.i < y.i;
+    case CmpOpKind::LtE:
+      return x.i <= y.i;
+    case CmpOpKind::Gt:
+      return x.i > y.i;
+    case CmpOpKind::GtE:
+      return x.i >= y.i;
+    default:
+      return std::nullopt;
+    }
+  }
+  if (float_operands(x, y)) {
+    switch (op) {
+    case CmpOpKind::Eq:
+      return x.f == y.f;
+    case CmpOpKind::NotEq:
+      return x.f != y.f;
+    case CmpOpKind::Lt:
+      return x.f < y.f;
+    case CmpOpKind::LtE:
+      return x.f <= y.f;
+    case CmpOpKind::Gt:
+      return x.f > y.f;
+    case CmpOpKind::GtE:
+      return x.f >= y.f;
+    default:
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+/// Truth of the inline kinds; nullopt for values whose truth needs the interpreter.
+inline std::optional<bool> fast_truth(const Value &v) {
+  switch (v.kind) {
+  case K::Bool:
+    return v.b;
+  case K::None:
+    return false;
+  case K::Int:
+    return v.i != 0;
+  default:
+    return std::nullopt;
+  }
+}
+} // namespace
+
+Value Machine::execute(Frame &f) {
+  const Code &code = *f.code;
+  const Insn *const base = code.insns.data();
+  const Value *const K_ = code.consts.data();
+  Value *const R = f.regs;
+  const Insn *ip = base;
+  std::uint64_t &steps = in_.steps_;
+  const std::uint64_t max_steps = in_.limits_.max_steps;
+#define RK_B(in) (((in).flags & kConstB) ? K_[(in).b] : R[(in).b])
+#define RK_C(in) (((in).flags & kConstC) ? K_[(in).c] : R[(in).c])
+#define PC(in) static_cast<std::uint32_t>(&(in)-base)
+#define LOC(in) code.locs[PC(in)]
+  for (;;) {
+    try {
+      for (;;) {
+        const Insn &in = *ip++;
+        if (in.flags & kStep) {
+          if (++steps > max_steps) [[unlikely]]
+            step_budget(code, PC(in));
+        }
+        switch (in.op) {
+        case Op::Nop:
+          break;
+        case Op::Move:
+          if (in.a != in.b)
+            R[in.a] = R[in.b];
+          break;
+        case Op::LoadConst:
+          R[in.a] = K_[in.d];
+          break;
+        case Op::LoadNone:
+          R[in.a] = Value();
+          break;
+        case Op::LoadBool:
+          R[in.a] = Value::boolean(in.b != 0);
+          break;
+        case Op::LoadInt:
+          set_int(R[in.a], static_cast<std::int32_t>(in.d));
+          break;
+        case Op::CheckBound:
+          if (is_unbound(R[in.a]))
+            raise_python("UnboundLocalError", "cannot access local variable '" + std::string(code.names[in.d].name()) +
+                                                  "' where it is not associated with a value");
+          break;
+        case Op::Unbind:
+          if (is_unbound(R[in.a]))
+            raise_python("UnboundLocalError", "cannot access local variable '" + std::string(code.names[in.d].name()) +
+                                                  "' where it is not associated with a value");
+          set_unbound(R[in.a]);
+          break;
+        case Op::ClearLocal:
+          set_unbound(R[in.a]);
+          break;
+        case Op::MakeCell: {
+          auto cell = make_ref<trace::Cell>(&cells_);
+          if (in.b && !is_unbound(R[in.a])) {
+            cell->value = std::move(R[in.a]);
+            cell->bound = true;
+          }
+          R[in.a] = Value::object(std::move(cell));
+          break;
+        }
+        case Op::LoadDeref: {
+          auto *cell = static_cast<trace::Cell *>(R[in.b].object());
+          if (!cell->bound) {
+            bool free = std::find(code.free_regs.begin(), code.free_regs.end(), in.b) != code.free_regs.end();
+            std::string name(code.names[in.d].name());
+            if (free)
+              raise_python("NameError", "cannot access free variable '" + name +
+                                            "' where it is not associated with a value in enclosing scope");
+            raise_python("UnboundLocalError",
+                         "cannot access local variable '" + name + "' where it is not associated with a value");
+          }
+          R[in.a] = cell->value;
+          break;
+        }
+        case Op::StoreDeref: {
+          auto *cell = static_cast<trace::Cell *>(R[in.a].object());
+          cell->value = R[in.b];
+          cell->bound = true;
+          break;
+        }
+        case Op::DeleteDeref: {
+          auto *cell = static_cast<trace::Cell *>(R[in.a].object());
+          if (!cell->bound)
+            raise_python("UnboundLocalError", "cannot access local variable '" + std::string(code.names[in.d].name()) +
+                                                  "' where it is not associated with a value");
+          Value drop = std::move(cell->value);
+          cell->bound = false;
+          break;
+        }
+        case Op::LoadGlobal:
+          R[in.a] = load_global(f, in);
+          break;
+        case Op::StoreGlobal:
+          f.globals->set(code.names[in.d], R[in.a]);
+          break;
+        case Op::DeleteGlobal:
+          if (!f.globals->erase(code.names[in.d]))
+            raise_python("NameError", "name '" + std::string(code.names[in.d].name()) + "' is not defined");
+          break;
+        case Op::LoadName:
+          R[in.a] = load_name(f, in);
+          break;
+        case Op::LoadClassDeref: {
+          if (f.ns)
+            if (Value *v = f.ns->find_local(code.globals[in.d].name)) {
+              R[in.a] = *v;
+              break;
+            }
+          auto *cell = static_cast<trace::Cell *>(R[in.b].object());
+          if (!cell->bound)
+            raise_python("NameError", "cannot access free variable '" + std::string(code.globals[in.d].name.name()) +
+                                          "' where it is not associated with a value in enclosing scope");
+          R[in.a] = cell->value;
+          break;
+        }
+        case Op::StoreName:
+          store_name(f, code.names[in.d], R[in.a]);
+          break;
+        case Op::DeleteName: {
+          Scope *ns = f.ns ? f.ns : f.globals;
+          if (!ns->erase(code.names[in.d]))
+            raise_python("NameError", "name '" + std::string(code.names[in.d].name()) + "' is not defined");
+          break;
+        }
+        case Op::LoadAttr: {
+          Value v = load_attr(f, in, R[in.b]);
+          R[in.a] = std::move(v);
+          break;
+        }
+        case Op::LoadMethod:
+          load_method(f, in);
+          break;
+        case Op::StoreAttr:
+          store_attr(f, in);
+          break;
+        case Op::DeleteAttr:
+          delete_attr(f, in);
+          break;
+        case Op::GetItem: {
+          const Value &c = R[in.b];
+          const Value &key = RK_C(in);
+          if ((c.kind == K::List || c.kind == K::Tuple) && key.kind == K::Int) {
+            const auto &items = c.seq().items;
+            std::int64_t k = key.i, n = static_cast<std::int64_t>(items.size());
+            if (k < 0)
+              k += n;
+            if (k >= 0 && k < n) {
+              R[in.a] = items[static_cast<std::size_t>(k)];
+              break;
+            }
+          }
+          Value item = in_.get_item(c, key, LOC(in));
+          if (in.flags & kRecycle)
+            recycle_key(R[in.c]);
+          R[in.a] = std::move(item);
+          break;
+        }
+        case Op::SetItem: {
+          const Value &c = R[in.a];
+          const Value &key = RK_B(in);
+          if (c.kind == K::List && key.kind == K::Int) {
+            auto &items = c.seq().items;
+            std::int64_t k = key.i, n = static_cast<std::int64_t>(items.size());
+            if (k < 0)
+              k += n;
+            if (k >= 0 && k < n) {
+              items[static_cast<std::size_t>(k)] = R[in.c];
+              break;
+            }
+          }
+          in_.set_item(c, key, R[in.c], LOC(in));
+          break;
+        }
+        case Op::DeleteItem:
+          delete_item(f, in);
+          break;
+        case Op::Add: {
+          const Value &x = RK_B(in), &y = RK_C(in);
+          std::int64_t out;
+          if (int_operands(x, y) && !__builtin_add_overflow(x.i, y.i, &out))
+            set_int(R[in.a], out);
+          else if (float_operands(x, y))
+            set_float(R[in.a], x.f + y.f);
+          else
+            R[in.a] = in_.binary_op(BinOpKind::Add, x, y, LOC(in));
+          break;
+        }
+        case Op::Sub: {
+          const Value &x = RK_B(in), &y = RK_C(in);
+          std::int64_t out;
+          if (int_operands(x, y) && !__builtin_sub_overflow(x.i, y.i, &out))
+            set_int(R[in.a], out);
+          else if (float_operands(x, y))
+            set_float(R[in.a], x.f - y.f);
+          else
+            R[in.a] = in_.binary_op(BinOpKind::Sub, x, y, LOC(in));
+          break;
+        }
+        case Op::Mul: {
+          const Value &x = RK_B(in), &y = RK_C(in);
+          std::int64_t out;
+          if (int_operands(x, y) && !__builtin_mul_overflow(x.i, y.i, &out))
+            set_int(R[in.a], out);
+          else if (float_operands(x, y))
+            set_float(R[in.a], x.f * y.f);
+          else
+            R[in.a] = in_.binary_op(BinOpKind::Mult, x, y, LOC(in));
+          break;
+        }
+        case Op::Binary:
+          R[in.a] = in_.binary_op(static_cast<BinOpKind>(in.d), RK_B(in), RK_C(in), LOC(in));
+          break;
+        case Op::InplaceName:
+          inplace_name(f, in);
+          break;
+        case Op::AugItem:
+          aug_item(f, in);
+          break;
+        case Op::Unary:
+          R[in.a] = in_.unary_op(static_cast<UnaryOpKind>(in.d), R[in.b], LOC(in));
+          break;
+        case Op::Not: {
+          std::optional<bool> t = fast_truth(R[in.b]);
+          R[in.a] = Value::boolean(!(t ? *t : in_.truthy(R[in.b])));
+          break;
+        }
+        case Op::Compare: {
+          const Value &x = RK_B(in), &y = RK_C(in);
+          auto op = static_cast<CmpOpKind>(in.d);
+          if (std::optional<bool> r = fast_compare(op, x, y))
+            set_bool(R[in.a], *r);
+          else
+            R[in.a] = in_.compare(op, x, y, LOC(in));
+          break;
+        }
+        case Op::Jump:
+          ip = base + in.d;
+          break;
+        case Op::JumpIfFalse:
+        case Op::JumpIfTrue: {
+          std::optional<bool> t = fast_truth(R[in.a]);
+          bool truth = t ? *t : in_.truthy(R[in.a]);
+          if (truth == (in.op == Op::JumpIfTrue))
+            ip = base + in.d;
+          break;
+        }
+        case Op::CmpJumpFalse:
+        case Op::CmpJumpTrue: {
+          const Value &x = RK_B(in), &y = RK_C(in);
+          auto op = static_cast<CmpOpKind>(in.a);
+          bool truth;
+          if (std::optional<bool> r = fast_compare(op, x, y)) {
+            truth = *r;
+          } else {
+            Value result = in_.compare(op, x, y, code.extra_locs[PC(in)]);
+            std::optional<bool> t = fast_truth(result);
+            truth = t ? *t : in_.truthy(result);
+          }
+          if (truth == (in.op == Op::CmpJumpTrue))
+            ip = base + in.d;
+          break;
+        }
+        case Op::BuildTuple:
+          R[in.a] = in.c ? build_tuple_key(f, in) : Value::tuple({});
+          break;
+        case Op::BuildList: {
+          std::vector<Value> items(std::make_move_iterator(R + in.b), std::make_move_iterator(R + in.b + in.c));
+          R[in.a] = Value::list(std::move(items));
+          break;
+        }
+        case Op::BuildSet: {
+          // nkicc has no set type: a set display is a list without duplicates.
+          std::vector<Value> unique;
+          for (std::size_t k = 0; k < in.c; ++k) {
+            Value v = R[in.b + k];
+            if (!in_.contains(Value::tuple(unique), v))
+              unique.push_back(std::move(v));
+          }
+          R[in.a] = Value::list(std::move(unique));
+          break;
+        }
+        case Op::BuildDict:
+          R[in.a] = Value::dict();
+          break;
+        case Op::BuildSlice:
+          R[in.a] = build_slice(f, in);
+          break;
+        case Op::ListAppend:
+          R[in.a].seq().items.push_back(R[in.b]);
+          in_.check_length(R[in.a].seq().items.size());
+          break;
+        case Op::ListExtend: {
+          std::vector<Value> more = in_.to_list(R[in.b], LOC(in));
+          auto &items = R[in.a].seq().items;
+          items.insert(items.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+          in_.check_length(items.size());
+          break;
+        }
+        case Op::ListToTuple: {
+          std::vector<Value> items = std::move(R[in.a].seq().items);
+          R[in.a] = Value::tuple(std::move(items));
+          break;
+        }
+        case Op::SetAdd: {
+          auto add = [&](const Value &v) {
+            auto &items = R[in.a].seq().items;
+            for (const Value &x : items)
+              if (in_.truthy(in_.compare(CmpOpKind::Eq, x, v)))
+                return;
+            items.push_back(v);
+            in_.check_length(items.size());
+          };
+          if (in.c) {
+            for (const Value &v : std::vector(R[in.b].seq().items))
+              add(v);
+          } else {
+            add(R[in.b]);
+          }
+          break;
+        }
+        case Op::DictSet:
+          if (in.d) // a named keyword of a call with `**`: a (name, value) pair
+            R[in.a].seq().items.push_back(Value::tuple({R[in.b], R[in.c]}));
+          else
+            in_.set_item(R[in.a], R[in.b], R[in.c], LOC(in));
+          break;
+        case Op::DictMerge:
+          dict_merge(f, in);
+          break;
+        case Op::BuildString:
+          R[in.a] = build_string(f, in);
+          break;
+        case Op::Format:
+          R[in.a] = format(f, in);
+          break;
+        case Op::Unpack:
+          unpack(f, in);
+          break;
+        case Op::ForPrep:
+          for_prep(f, in);
+          break;
+        case Op::ForNext: {
+          Value *it = R + in.a;
+          switch (it[0].i) {
+          case kForRange:
+            if (it[3].i <= 0) {
+              ip = base + in.d;
+              goto next_insn;
+            }
+            set_int(R[in.b], it[1].i);
+            it[1].i =
+                static_cast<std::int64_t>(static_cast<std::uint64_t>(it[1].i) + static_cast<std::uint64_t>(it[2].i));
+            --it[3].i;
+            break;
+          case kForSeq: {
+            const auto &items = it[1].seq().items;
+            auto k = static_cast<std::size_t>(it[2].i);
+            if (k >= items.size()) {
+              ip = base + in.d;
+              goto next_insn;
+            }
+            R[in.b] = items[k];
+            it[2].i = static_cast<std::int64_t>(k + 1);
+            break;
+          }
+          default:
+            if (!for_next_slow(f, in)) {
+              ip = base + in.d;
+              goto next_insn;
+            }
+            break;
+          }
+          break;
+        }
+        case Op::LoopPush:
+          in_.loop_stack_.push_back(in_.current_loop_kind());
+          break;
+        case Op::LoopPop:
+          in_.loop_stack_.pop_back();
+          break;
+        case Op::Call: {
+          Value out = call_registers(R[in.b], R + in.b + 1, in.c, code.calls[in.d]);
+          R[in.a] = std::move(out);
+          break;
+        }
+        case Op::CallMethod: {
+          Value out = call_method(f, in);
+          R[in.a] = std::move(out);
+          break;
+        }
+        case Op::CallEx:
+        case Op::CallMethodEx: {
+          Value out = call_ex(f, in, in.op == Op::CallMethodEx);
+          R[in.a] = std::move(out);
+          break;
+        }
+        case Op::Super: {
+          if (in.c == kNoReg || is_unbound(R[in.c]))
+            raise_python("RuntimeError", "super(): no arguments");
+          auto *cell = static_cast<trace::Cell *>(R[in.b].object());
+          if (!cell->bound || !cell->value.as<ClassObject>())
+            raise_python("RuntimeError", "super(): __class__ cell not found");
+          R[in.a] = Value::object(make_ref<SuperObject>(cell->value.ref_as<ClassObject>(), R[in.c]));
+          break;
+        }
+        case Op::MakeClass: {
+          Value cls = make_class(f, in);
+          R[in.a] = std::move(cls);
+          break;
+        }
+        case Op::AddAnnotation:
+          add_annotation(f, in);
+          break;
+        case Op::MakeFunction:
+          R[in.a] = make_function(f, in);
+          break;
+        case Op::Return:
+          return std::move(R[in.a]);
+        case Op::ReturnNone:
+          return Value();
+        case Op::Raise:
+          raise(f, in);
+        case Op::Reraise:
+          reraise(in_, R[in.a]);
+        case Op::ExcMatch:
+          set_bool(R[in.a], exception_matches(R[in.b], R[in.c]));
+          break;
+        case Op::WithEnter:
+          with_enter(f, in);
+          break;
+        case Op::WithExit: {
+          Value r = call_values(R[in.b + 1], {Value(), Value(), Value()}, LOC(in));
+          (void)r;
+          break;
+        }
+        case Op::WithExitExc:
+          with_exit_exc(f, in);
+          break;
+        case Op::AssertFail:
+          raise_python("AssertionError", in.b ? str(R[in.a]) : std::string(), LOC(in));
+        case Op::ImportName: {
+          const ImportSite &site = code.imports[in.d];
+          if (!site.from) {
+            R[in.a] = in_.import_name(site.module, site.has_asname);
+          } else {
+            std::shared_ptr<Object> m = in_.import_from_module(site.level, site.module);
+            R[in.a] = m ? Value::object(std::move(m)) : Value();
+          }
+          break;
+        }
+        case Op::ImportFrom: {
+          const ImportSite &site = code.imports[in.d];
+          Object *m = R[in.b].object();
+          R[in.a] = in_.import_from(m ? m->shared_self() : nullptr, site.level, site.module, site.name, site.loc);
+          break;
+        }
+        case Op::ImportStar:
+          import_star(f, in);
+          break;
+        case Op::Unsupported:
+          unsupported(code, in);
+        case Op::Error:
+          raise_python(K_[in.d].str_text(), K_[in.b].str_text(), LOC(in));
+        }
+        if (in.flags & kBind) [[unlikely]] {
+          // Only an object takes its name (a tile created without `name=`).
+          std::uint16_t r = in.op == Op::ForNext || in.op == Op::StoreDeref ? in.b : in.a;
+          if (R[r].kind == K::Object)
+            bind_name(f, in);
+        }
+      next_insn:;
+      }
+    } catch (TraceError &e) {
+      std::uint32_t at = static_cast<std::uint32_t>(ip - 1 - base);
+      if (!e.loc.valid())
+        e.loc = code.locs[at];
+      const Handler *h = nullptr;
+      if (!code.handlers.empty() && is_catchable(in_, e))
+        for (const Handler &candidate : code.handlers)
+          if (candidate.start <= at && at < candidate.end) {
+            h = &candidate;
+            break;
+          }
+      if (!h)
+        throw;
+      R[h->exc] = exception_value(in_, e);
+      in_.loop_stack_.resize(f.loop_base + h->loops);
+      ip = base + h->target;
+    } catch (std::bad_alloc &) {
+      // Memory ran out inside an operation: a located error, never an abort.
+      std::uint32_t at = static_cast<std::uint32_t>(ip - 1 - base);
+      throw TraceError{"out of memory (the kernel built values larger than this machine holds)",
+                       "MemoryError",
+                       code.locs[at],
+                       {},
+                       Value()};
+    }
+  }
+#undef RK_B
+#undef RK_C
+#undef PC
+#undef LOC
+}
+
+} // namespace nkicc::eval

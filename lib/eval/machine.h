@@ -1,0 +1,265 @@
+// The machine that runs compiled code: frames on a register stack, the dispatch loop, calls
+// with Python's argument binding, and the compiled code of every module, function and class
+// body (each compiled once, on first run).
+#pragma once
+
+#include "eval/classes.h"
+#include "eval/code.h"
+
+#include <algorithm>
+#include <map>
+#include <typeinfo>
+#include <memory>
+#include <vector>
+
+namespace nkicc::eval {
+
+class ClassObject;
+class Tracked;
+
+using trace::CallArgs;
+using trace::FunctionObject;
+using trace::Interpreter;
+
+/// A register whose local is not bound: kind None with a payload no None value has.
+inline void set_unbound(Value &v) {
+  v = Value();
+  v.i = 1;
+}
+inline bool is_unbound(const Value &v) { return v.kind == Value::Kind::None && v.i == 1; }
+
+/// Registers of the frames being executed, in chunks that never move, so that a frame's
+/// registers stay where they are while it calls others.
+class RegisterStack {
+public:
+  RegisterStack() = default;
+  RegisterStack(const RegisterStack &) = delete;
+  RegisterStack &operator=(const RegisterStack &) = delete;
+
+  /// `n` registers, all None.
+  Value *push(std::size_t n);
+  /// Releases the registers of the last push (LIFO).
+  void pop(Value *regs, std::size_t n);
+
+private:
+  struct Chunk {
+    std::unique_ptr<Value[]> values;
+    std::size_t size = 0;
+  };
+  std::vector<Chunk> chunks_;
+  std::size_t chunk_ = 0, top_ = 0;
+  std::vector<std::pair<std::size_t, std::size_t>> marks_;
+};
+
+/// One executing code: its registers and what its names refer to.
+struct Frame {
+  const Code *code = nullptr;
+  Value *regs = nullptr;
+  const std::shared_ptr<trace::ModuleObject> *module = nullptr; ///< the module functions made here belong to
+  trace::Scope *globals = nullptr;
+  /// The namespace of a class body, or of a function's `from m import *` names.
+  trace::Scope *ns = nullptr;
+  std::shared_ptr<trace::Scope> dynamic_ns;
+  const FunctionObject *fn = nullptr;
+  std::size_t loop_base = 0;
+};
+
+class Machine {
+public:
+  explicit Machine(Interpreter &in);
+  ~Machine();
+  Machine(const Machine &) = delete;
+  Machine &operator=(const Machine &) = delete;
+
+  /// Runs a module's body in the module's namespace.
+  void run_module(const python::Module &module, const std::shared_ptr<trace::ModuleObject> &m);
+  /// Calls any callable (a step, as every call counts one).
+  Value call(const Value &callee, CallArgs &args, SourceLoc loc);
+  /// Calls a function with Python's argument binding.
+  Value call_function(FunctionObject &fn, CallArgs &args);
+  /// Empties every cell, class and instance this machine made (the interpreter is ending).
+  void break_cycles() {
+    cells_.clear_all();
+    tracked_.clear_all();
+  }
+
+  /// The classes every interpreter has: `object` and the exception classes.
+  struct ClassModel {
+    Ref<ClassObject> object;
+    std::map<std::string, Ref<ClassObject>, std::less<>> exceptions;
+    std::map<std::string, std::shared_ptr<trace::ModuleObject>, std::less<>> modules;
+  };
+  ClassModel &classes();
+  Tracked::List &tracked() { return tracked_; }
+
+private:
+  Interpreter &in_;
+  trace::Cell::Registry cells_;
+  Tracked::List tracked_;
+  ClassModel classes_;
+  RegisterStack stack_;
+  std::map<const python::Module *, std::unique_ptr<SymbolTable>> symtables_;
+  std::map<const python::Module *, std::unique_ptr<Code>> module_codes_;
+
+  // Argument vectors and subscript records of finished calls, kept for their capacity.
+  std::vector<std::vector<Value>> spare_positional_;
+  std::vector<std::vector<std::pair<std::string, Value>>> spare_keywords_;
+  std::vector<Ref<trace::SliceData>> spare_slices_;
+  std::vector<Ref<trace::SeqData>> spare_tuples_;
+
+  struct FrameScope;
+  struct PooledArgs;
+  struct LocScope;
+
+  Value execute(Frame &f);
+  const Code &code_of(FunctionObject &fn);
+
+  void step(const Code &code, std::uint32_t pc);
+  [[noreturn]] void step_budget(const Code &code, std::uint32_t pc);
+
+  /// A call of `fn` with `n` positional arguments in `args` (moved from) when its parameters
+  /// take them without keywords; false when the general binding is needed.
+  bool call_simple(FunctionObject &fn, Value *args, std::size_t n, SourceLoc loc, Value &out);
+  /// Binds `args` to `code`'s parameters in `regs`, with CPython's messages.
+  void bind_arguments(FunctionObject &fn, const Code &code, CallArgs &args, Value *regs);
+  /// Runs `fn`'s code in a new frame whose first registers hold the arguments.
+  Value run_function(FunctionObject &fn, const Code &code, Value *regs);
+
+  /// Calls `callee` with `n` arguments in registers (moved from); args[-1] is the callee's register.
+  Value call_registers(const Value &callee, Value *args, std::size_t n, const CallSite &site);
+  std::optional<Value> instantiate_simple(ClassObject &cls, Value *args, std::size_t n, const CallSite &site);
+  void store_attr(Frame &f, const Insn &in);
+  Value call_method(Frame &f, const Insn &in);
+  Value call_ex(Frame &f, const Insn &in, bool method);
+  void load_method(Frame &f, const Insn &in);
+  Value load_attr(Frame &f, const Insn &in, const Value &obj);
+  Value load_global(Frame &f, const Insn &in);
+  Value load_name(Frame &f, const Insn &in);
+  void store_name(Frame &f, Symbol name, const Value &v);
+  void bind_name(Frame &f, const Insn &in);
+  Value make_function(Frame &f, const Insn &in);
+  void for_prep(Frame &f, const Insn &in);
+  bool for_next_slow(Frame &f, const Insn &in);
+  void unpack(Frame &f, const Insn &in);
+  void inplace_name(Frame &f, const Insn &in);
+  void aug_item(Frame &f, const Insn &in);
+  Value format(Frame &f, const Insn &in);
+  Value build_string(Frame &f, const Insn &in);
+  Value build_slice(Frame &f, const Insn &in);
+  Value build_tuple_key(Frame &f, const Insn &in);
+  void recycle_key(Value &key);
+  void dict_merge(Frame &f, const Insn &in);
+  void import_star(Frame &f, const Insn &in);
+  [[noreturn]] void raise(Frame &f, const Insn &in);
+  bool exception_matches(const Value &exc, const Value &cls);
+  Value call_values(const Value &fn, std::vector<Value> args, SourceLoc loc);
+  void with_enter(Frame &f, const Insn &in);
+  void with_exit_exc(Frame &f, const Insn &in);
+  Value make_class(Frame &f, const Insn &in);
+  void add_annotation(Frame &f, const Insn &in);
+  void delete_item(Frame &f, const Insn &in);
+  void delete_attr(Frame &f, const Insn &in);
+  [[noreturn]] void unsupported(const Code &code, const Insn &in);
+  /// Clears the cells of a finished call when only the call and its own nested functions
+  /// reached them, so that a helper with a recursive nested function runs in bounded memory.
+  void release_closures(const Code &code, Value *regs);
+};
+
+/// The Object if its type is exactly T (not a subclass, which may override T's behaviour).
+template <class T> T *exactly(const Value &v) {
+  trace::Object *obj = v.object();
+  return obj && &typeid(*obj) == &typeid(T) ? static_cast<T *>(obj) : nullptr;
+}
+
+/// An iterator held in a register while a `for` loop runs.
+class IteratorObject : public trace::Object {
+public:
+  explicit IteratorObject(std::unique_ptr<trace::Iterator> i) : it(std::move(i)) {}
+  std::string_view type_name() const override { return "iterator"; }
+  std::unique_ptr<trace::Iterator> it;
+};
+
+/// How a `for` loop's iteration state (four registers) steps: R[it] is the mode.
+enum ForMode : std::int64_t { kForRange = 0, kForSeq = 1, kForIter = 2 };
+
+/// Enters a function's frame: registers, the call depth and the kernel name, restored on exit
+/// however the call ends.
+struct Machine::FrameScope {
+  Machine &m;
+  Interpreter &in;
+  Value *regs;
+  std::size_t nregs;
+  std::size_t loop_base;
+  const Code *code;
+  bool entered = false;
+
+  FrameScope(Machine &machine, Interpreter &interp, std::size_t n)
+      : m(machine), in(interp), regs(machine.stack_.push(n)), nregs(n), loop_base(interp.loop_stack_.size()),
+        code(nullptr) {}
+  void enter(const FunctionObject &fn) {
+    if (in.function_frames_ == 0)
+      in.kernel_name_ = std::string(fn.name);
+    ++in.function_frames_;
+    in.call_depth_ = in.function_frames_ - 1;
+    entered = true;
+  }
+  ~FrameScope() {
+    if (entered) {
+      --in.function_frames_;
+      in.call_depth_ = in.function_frames_ ? in.function_frames_ - 1 : 0;
+    }
+    in.loop_stack_.resize(loop_base);
+    if (code && code->defines_functions && !code->cell_regs.empty()) {
+      // Temporaries may still hold the functions made here: let go of them first.
+      for (std::size_t k = 0; k < nregs; ++k)
+        if (std::find(code->cell_regs.begin(), code->cell_regs.end(), k) == code->cell_regs.end())
+          regs[k] = Value();
+      m.release_closures(*code, regs);
+    }
+    m.stack_.pop(regs, nregs);
+  }
+  FrameScope(const FrameScope &) = delete;
+  FrameScope &operator=(const FrameScope &) = delete;
+};
+
+/// A call's arguments, whose vectors come from the machine's spares and go back to them
+/// (emptied) when the call is done, so that a call does not allocate them.
+struct Machine::PooledArgs {
+  Machine &m;
+  CallArgs args;
+  explicit PooledArgs(Machine &machine) : m(machine) {
+    if (!m.spare_positional_.empty()) {
+      args.positional = std::move(m.spare_positional_.back());
+      m.spare_positional_.pop_back();
+    }
+  }
+  void want_keywords() {
+    if (args.keywords.capacity() == 0 && !m.spare_keywords_.empty()) {
+      args.keywords = std::move(m.spare_keywords_.back());
+      m.spare_keywords_.pop_back();
+    }
+  }
+  ~PooledArgs() {
+    args.positional.clear();
+    args.keywords.clear();
+    if (args.positional.capacity() && m.spare_positional_.size() < 64)
+      m.spare_positional_.push_back(std::move(args.positional));
+    if (args.keywords.capacity() && m.spare_keywords_.size() < 64)
+      m.spare_keywords_.push_back(std::move(args.keywords));
+  }
+  PooledArgs(const PooledArgs &) = delete;
+  PooledArgs &operator=(const PooledArgs &) = delete;
+};
+
+/// Sets the interpreter's current location for the duration of a call.
+struct Machine::LocScope {
+  Interpreter &in;
+  SourceLoc saved;
+  LocScope(Interpreter &interp, SourceLoc loc) : in(interp), saved(interp.current_loc_) {
+    if (loc.valid())
+      in.current_loc_ = loc;
+  }
+  ~LocScope() { in.current_loc_ = saved; }
+};
+
+} // namespace nkicc::eval
