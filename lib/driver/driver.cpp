@@ -163,7 +163,7 @@ class Pipeline {
 public:
   Pipeline(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags, const Manifest &manifest,
            const std::vector<python::Module> &modules, const ResolvedTarget &target)
-      : options_(options), sources_(sources), diags_(diags), manifest_(manifest), modules_(modules), target_(target),
+      : options_(options), sources_(sources), diags_(diags), manifest_(manifest), target_(target),
         tracer_(sources, manifest, modules, target, trace_options(options), diags) {}
 
   /// Reads the internal-kernel registry when any call needs it, and resolves every internal
@@ -424,7 +424,6 @@ private:
   SourceManager &sources_;
   DiagnosticEngine &diags_;
   const Manifest &manifest_;
-  const std::vector<python::Module> &modules_;
   const ResolvedTarget &target_;
   trace::Tracer tracer_;
   Registry registry_;
