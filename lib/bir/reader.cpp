@@ -45,6 +45,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 namespace nkicc::bir {
 namespace {
@@ -124,8 +125,8 @@ std::size_t text_budget(std::size_t blob_size) { return 64 * blob_size + (1u << 
 
 class KernelPrinter {
 public:
-  KernelPrinter(TextSink &sink, std::string &error, std::string_view indent)
-      : sink_(sink), out_(sink.out()), error_(error), indent_(indent) {}
+  KernelPrinter(TextSink &sink, std::string &error, std::string_view indent, bool locations)
+      : sink_(sink), out_(sink.out()), error_(error), indent_(indent), locations_(locations) {}
 
   bool print(const Kernel &k);
 
@@ -146,7 +147,7 @@ private:
                              std::size_t index);
   bool print_instruction(std::size_t index, const Instruction &inst);
   void print_loc(std::uint32_t line, std::uint32_t col) {
-    if (line == 0)
+    if (line == 0 || !locations_)
       return;
     out_ += " @";
     append_uint(out_, line);
@@ -158,6 +159,7 @@ private:
   std::string &out_;
   std::string &error_;
   std::string_view indent_;
+  bool locations_; ///< false: --source-locations=none
   std::size_t tensor_count_ = 0;
   std::size_t value_bytes_ = 0;
 };
@@ -441,7 +443,8 @@ bool KernelPrinter::print(const Kernel &k) {
   return true;
 }
 
-bool print_kernel(std::string_view blob, TextSink &sink, std::string_view indent, std::string &error) {
+bool print_kernel(std::string_view blob, TextSink &sink, std::string_view indent, bool locations,
+                  std::string &error) {
   if (!check_header(blob, kKernelIdentifier, kModuleIdentifier, "kernel", error) || !check_size(blob, "kernel", error))
     return false;
   AlignedCopy copy(blob);
@@ -453,20 +456,21 @@ bool print_kernel(std::string_view blob, TextSink &sink, std::string_view indent
   const Kernel *kernel = flatbuffers::GetRoot<Kernel>(copy.data());
   if (!check_version(kernel->format_version(), error))
     return false;
-  return KernelPrinter(sink, error, indent).print(*kernel);
+  return KernelPrinter(sink, error, indent, locations).print(*kernel);
 }
 
 } // namespace
 
-std::optional<std::string> kernel_to_text(std::string_view kernel_blob, std::string &error) {
+std::optional<std::string> kernel_to_text(std::string_view kernel_blob, std::string &error,
+                                          const TextOptions &options) {
   std::string out;
   TextSink sink(out, text_budget(kernel_blob.size()));
-  if (!print_kernel(kernel_blob, sink, "", error))
+  if (!print_kernel(kernel_blob, sink, "", options.source_locations, error))
     return std::nullopt;
   return out;
 }
 
-std::optional<std::string> module_to_text(std::string_view blob, std::string &error) {
+std::optional<std::string> module_to_text(std::string_view blob, std::string &error, const TextOptions &options) {
   if (!check_header(blob, kModuleIdentifier, kKernelIdentifier, "module", error) || !check_size(blob, "module", error))
     return std::nullopt;
   AlignedCopy copy(blob);
@@ -493,8 +497,33 @@ std::optional<std::string> module_to_text(std::string_view blob, std::string &er
     return std::nullopt;
   }
 
+  const auto *instructions = module->instructions();
+  const std::size_t instruction_count = instructions ? instructions->size() : 0;
+  // With --call/--kernel, only the instructions of the chosen calls and the kernels they use
+  // are printed (every kernel is still verified); each keeps its own index.
+  std::vector<bool> shown_instruction(instruction_count, true);
+  std::vector<bool> shown_kernel(kernel_count, !options.calls.active());
+  std::size_t shown_instructions = instruction_count;
+  if (options.calls.active()) {
+    shown_instructions = 0;
+    for (std::size_t i = 0; i < instruction_count; ++i) {
+      const NKIKLIRKernel *inst = instructions->Get(static_cast<flatbuffers::uoffset_t>(i));
+      shown_instruction[i] = options.calls.accepts(i, view(inst->func_name()));
+      if (!shown_instruction[i])
+        continue;
+      ++shown_instructions;
+      if (inst->kernel_index() < kernel_count)
+        shown_kernel[inst->kernel_index()] = true;
+    }
+  }
+  std::size_t shown_kernels = 0;
+  for (bool shown : shown_kernel)
+    shown_kernels += shown;
+
   std::string out;
   TextSink sink(out, text_budget(blob.size()));
+  std::string hidden;
+  TextSink hidden_sink(hidden, text_budget(blob.size()));
   out += "module ";
   append_token(out, view(module->name()));
   out += "\n  format_version: ";
@@ -506,29 +535,35 @@ std::optional<std::string> module_to_text(std::string_view blob, std::string &er
   out += "\n  nki_frontend: ";
   append_token(out, view(module->nki_frontend()));
   out += "\n  kernels: ";
-  append_uint(out, kernel_count);
+  append_uint(out, shown_kernels);
   out += '\n';
   for (std::size_t i = 0; i < kernel_count; ++i) {
     const KernelBlob *entry = kernels->Get(static_cast<flatbuffers::uoffset_t>(i));
+    const auto *bytes = entry->kernel();
+    std::string_view kernel_blob =
+        bytes ? std::string_view(reinterpret_cast<const char *>(bytes->data()), bytes->size()) : std::string_view();
+    std::string kernel_error;
+    if (!shown_kernel[i]) {
+      hidden.clear();
+      if (!print_kernel(kernel_blob, hidden_sink, "", false, kernel_error)) {
+        error = "corrupt BIR module: kernel #" + std::to_string(i) + ": " + kernel_error;
+        return std::nullopt;
+      }
+      continue;
+    }
     out += "    #";
     append_uint(out, i);
     out += " cache_key=";
     append_token(out, view(entry->cache_key()));
     out += '\n';
-    const auto *bytes = entry->kernel();
-    std::string_view kernel_blob =
-        bytes ? std::string_view(reinterpret_cast<const char *>(bytes->data()), bytes->size()) : std::string_view();
-    std::string kernel_error;
-    if (!print_kernel(kernel_blob, sink, "      ", kernel_error)) {
+    if (!print_kernel(kernel_blob, sink, "      ", options.source_locations, kernel_error)) {
       error = "corrupt BIR module: kernel #" + std::to_string(i) + ": " + kernel_error;
       return std::nullopt;
     }
   }
 
-  const auto *instructions = module->instructions();
-  const std::size_t instruction_count = instructions ? instructions->size() : 0;
   out += "  instructions: ";
-  append_uint(out, instruction_count);
+  append_uint(out, shown_instructions);
   out += '\n';
   for (std::size_t i = 0; i < instruction_count; ++i) {
     const NKIKLIRKernel *inst = instructions->Get(static_cast<flatbuffers::uoffset_t>(i));
@@ -537,6 +572,8 @@ std::optional<std::string> module_to_text(std::string_view blob, std::string &er
               std::to_string(inst->kernel_index()) + " of " + std::to_string(kernel_count);
       return std::nullopt;
     }
+    if (!shown_instruction[i])
+      continue;
     out += "    ";
     append_uint(out, i);
     out += ": NKIKLIRKernel func_name=";

@@ -123,7 +123,8 @@ std::string cache_statistics_text(const BinaryCache &cache, const std::vector<Sp
   return out;
 }
 
-std::string cache_statistics_json(const BinaryCache &cache, const std::vector<SpecializationFigures> &specializations) {
+std::string cache_statistics_json(const BinaryCache &cache, const std::vector<SpecializationFigures> &specializations,
+                                  const PyConstant *persistent) {
   using E = std::vector<std::pair<std::string, PyConstant>>;
   auto integer = [](std::uint64_t v) { return PyConstant::integer(static_cast<std::int64_t>(v)); };
   std::vector<KernelType> types = kernel_types(cache);
@@ -173,6 +174,8 @@ std::string cache_statistics_json(const BinaryCache &cache, const std::vector<Sp
       {"metrics", PyConstant::list(std::move(metrics))},
       {"specialization_cache", PyConstant::list(std::move(specs))},
   });
+  if (persistent)
+    root.dict.emplace_back("persistent_cache", *persistent);
   return to_pretty_json(root) + "\n";
 }
 

@@ -1,9 +1,14 @@
 #include "nkicc/driver/driver.h"
 
 #include "nkicc/bir/bir.h"
+#include "nkicc/driver/summary.h"
 #include "nkicc/cache/binary_cache.h"
 #include "nkicc/cache/cache_key.h"
+#include "nkicc/cache/persistent_cache.h"
+#include "nkicc/cache/persistent_key.h"
 #include "nkicc/cache/py_repr.h"
+#include "nkicc/support/json_writer.h"
+#include "nkicc/support/sha256.h"
 #include "nkicc/manifest/manifest.h"
 #include "nkicc/hlo/hlo.h"
 #include "nkicc/ir/kernel_ir.h"
@@ -17,6 +22,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <map>
 #include <memory>
 
@@ -43,8 +49,19 @@ private:
   std::chrono::steady_clock::time_point start_;
 };
 
-/// Reads the description file and checks it (SPEC §2).
+/// Whether a SourceManager name is a file on disk, not standard input or the command line.
+bool names_a_file(std::string_view name) { return name != "<stdin>" && name != kCommandLineDescription; }
+
+/// Reads the description file, or the one the command line built, and checks it (SPEC §2).
 std::optional<Manifest> load(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags) {
+  if (options.description_text) {
+    // The kernel-file quick path: the description names the kernel file relative to the
+    // current folder, and the module is named after the kernel file.
+    FileId file = sources.add_buffer(std::string(kCommandLineDescription), *options.description_text);
+    ManifestLoadOptions load_options;
+    load_options.default_name = file_stem(options.input);
+    return load_manifest(sources, file, load_options, diags);
+  }
   std::string why;
   auto text = read_file(options.input, why);
   if (!text) {
@@ -135,7 +152,7 @@ std::string dump_sources(const std::vector<python::Module> &modules, const Sourc
 std::vector<std::string> files_read(const Manifest &manifest, const SourceManager &sources,
                                     const Registry *registry = nullptr) {
   std::vector<std::string> files;
-  if (sources.name(manifest.file) != "<stdin>")
+  if (names_a_file(sources.name(manifest.file)))
     files.emplace_back(sources.name(manifest.file));
   for (const KernelSource &s : manifest.sources)
     if (!s.path.empty())
@@ -162,9 +179,10 @@ struct CompiledCall {
 class Pipeline {
 public:
   Pipeline(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags, const Manifest &manifest,
-           const std::vector<python::Module> &modules, const ResolvedTarget &target)
+           const std::vector<python::Module> &modules, const ResolvedTarget &target,
+           PersistentCache *persistent = nullptr)
       : options_(options), sources_(sources), diags_(diags), manifest_(manifest), target_(target),
-        tracer_(sources, manifest, modules, target, trace_options(options), diags) {}
+        persistent_(persistent), tracer_(sources, manifest, modules, target, trace_options(options, this), diags) {}
 
   /// Reads the internal-kernel registry when any call needs it, and resolves every internal
   /// call's func_name in it (SPEC §7).
@@ -173,6 +191,11 @@ public:
         std::any_of(manifest_.calls.begin(), manifest_.calls.end(), [](const Call &c) { return !c.is_external(); });
     if (!any_internal)
       return true;
+    registry_files_begin_ = static_cast<FileId>(sources_.file_count() + 1);
+    struct Mark {
+      Pipeline &p;
+      ~Mark() { p.registry_files_end_ = static_cast<FileId>(p.sources_.file_count() + 1); }
+    } mark{*this};
     if (!registry_.load(options_.kernel_path, sources_, diags_))
       return false;
     bool ok = true;
@@ -187,7 +210,17 @@ public:
         std::string best = closest_match(c.internal, registry_.names());
         if (!best.empty())
           message += fmt::format("; did you mean '{}'?", best);
-        diags_.error(c.internal_loc, std::move(message), "registry");
+        Diagnostic &d = diags_.error(c.internal_loc, std::move(message), "registry");
+        // A kernel of the project's own registry is most often missing because its folder was
+        // not given: say which registries were read.
+        std::vector<std::string> read;
+        for (const std::string &f : registry_.files())
+          read.push_back(quote_for_message(f, 256));
+        Diagnostic note;
+        note.severity = Severity::Note;
+        note.message = fmt::format("the registries read: {}; -I DIR adds the registry.json of a folder",
+                                   fmt::join(read, ", "));
+        d.notes.push_back(std::move(note));
         ok = false;
         continue;
       }
@@ -199,8 +232,17 @@ public:
 
   /// Traces every call in order: external calls through their specialization caches,
   /// internal calls through the per-run binary cache (seed 000 codegenInternalNativeNkiKernel).
+  /// Runs every source's module-level code (imports read here are files external calls'
+  /// keys depend on).
+  bool load_modules() {
+    module_files_begin_ = static_cast<FileId>(sources_.file_count() + 1);
+    bool ok = tracer_.load_modules();
+    module_files_end_ = static_cast<FileId>(sources_.file_count() + 1);
+    return ok;
+  }
+
   bool trace_calls() {
-    if (!tracer_.load_modules())
+    if (!load_modules())
       return false;
     calls_.resize(manifest_.calls.size());
     for (const Call &call : manifest_.calls) {
@@ -211,18 +253,56 @@ public:
     }
     if (options_.stage_timer && binary_cache_.cache_hits + binary_cache_.cache_misses)
       options_.stage_timer("binary cache keys", std::chrono::duration<double, std::milli>(key_time_).count());
+    if (!key_seconds_.empty() && options_.cache.log) {
+      // CPU time of this thread, not wall time: the figures a benchmark compares (one hit
+      // against one key) must not depend on what else the machine runs.
+      auto median_us = [](std::vector<double> v) {
+        std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+        return v[v.size() / 2] * 1e6;
+      };
+      double keys = 0, lookups = 0;
+      for (double k : key_seconds_)
+        keys += k;
+      for (double l : lookup_seconds_)
+        lookups += l;
+      options_.cache.log(CacheLogLevel::Debug,
+                         fmt::format("persistent cache cpu time: {} keys {:.1f} ms (median {:.1f} us), {} lookups "
+                                     "{:.1f} ms (median {:.1f} us)",
+                                     key_seconds_.size(), keys * 1e3, median_us(key_seconds_),
+                                     lookup_seconds_.size(), lookups * 1e3, median_us(lookup_seconds_)));
+    }
     return !diags_.has_errors();
+  }
+
+  /// The persistent key of a call (issue 14), once the registry and modules are loaded;
+  /// nullopt (reported) when the call's specialization key cannot be formed.
+  std::optional<PersistentKey> persistent_key(const Call &call) {
+    if (call.is_external()) {
+      const ExternalCall &e = call.external();
+      auto key = specialization_key(e, {}, target_.is_fallback, diags_);
+      if (!key)
+        return std::nullopt;
+      return external_persistent_key(e.kernel, py_repr(*key), key_context(), external_files());
+    }
+    const InternalCall &ic = call.internal();
+    const RegistryEntry *entry = registry_.find(ic.internal);
+    if (!entry)
+      return std::nullopt;
+    std::string per_run = cache_key_of(key_components_string(internal_key_components(ic, *target_.info)));
+    return internal_persistent_key(ic, per_run, *entry, key_context(), internal_files(*entry));
   }
 
   void write_ir(TextSink &out) const {
     for (const Call &call : manifest_.calls) {
       const CompiledCall &c = calls_[call.index];
+      if (!options_.text.calls.accepts(call.index, c.func_name))
+        continue;
       // External calls show their specialization key, internal calls their binary-cache key.
       if (call.is_external())
         out.text += fmt::format("# call {}: {} {}\n", call.index, c.func_name, c.trace->specialization_key);
       else
         out.text += fmt::format("# call {}: internal {} key {}\n", call.index, c.func_name, c.cache_key);
-      ir::print_function(out, c.trace->function, sources_);
+      ir::print_function(out, c.trace->function, sources_, options_.text);
       out.flush_if_large();
     }
   }
@@ -286,6 +366,35 @@ public:
     return out;
   }
 
+  /// `--emit=summary`: the figures of every call the filter lets through; a call whose kernel
+  /// an earlier shown call already uses refers to it.
+  std::string summary() const {
+    std::vector<CallSummary> out;
+    std::map<const ir::Function *, std::size_t> first_call;
+    for (const Call &call : manifest_.calls) {
+      const CompiledCall &c = calls_[call.index];
+      if (!options_.text.calls.accepts(call.index, c.func_name))
+        continue;
+      CallSummary s;
+      s.index = call.index;
+      s.external = call.is_external();
+      s.func_name = c.func_name;
+      if (call.is_external()) {
+        s.grid = call.external().grid;
+        s.nc = call.external().nc;
+      }
+      s.function = &c.trace->function;
+      auto [it, fresh] = first_call.emplace(s.function, call.index);
+      if (fresh)
+        s.figures = summarize_kernel(*s.function, *target_.info);
+      else
+        s.same_as = it->second;
+      out.push_back(std::move(s));
+    }
+    return options_.stats_json ? summary_json(out, sources_, options_.text)
+                               : summary_text(out, sources_, options_.text);
+  }
+
   std::vector<SpecializationFigures> specialization_figures() const {
     std::vector<SpecializationFigures> out;
     for (const trace::SpecializationStats &s : tracer_.stats())
@@ -297,13 +406,153 @@ public:
   const Registry &registry() const { return registry_; }
 
 private:
-  static trace::TraceOptions trace_options(const DriverOptions &options) {
+  static trace::TraceOptions trace_options(const DriverOptions &options, Pipeline *self) {
     trace::TraceOptions t;
     t.max_instructions = options.max_instructions;
     t.max_steps = options.max_steps;
     t.use_cache = options.use_cache;
     t.print_handler = options.print_handler;
+    if (self->persistent_)
+      t.find_specialization = [self](const Call &call, const std::string &key) { return self->find_external(call, key); };
     return t;
+  }
+
+  static double cpu_seconds() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  }
+
+  void note_persistent_times(double key, double lookup) {
+    key_seconds_.push_back(key);
+    lookup_seconds_.push_back(lookup);
+  }
+
+  KeyContext key_context() const {
+    return {std::string(target_.info->name), target_.is_fallback, options_.max_instructions};
+  }
+
+  /// The SHA-256 of a registered file's contents, computed once per run.
+  const std::string &digest_of(FileId file) {
+    auto it = digests_.find(file);
+    if (it == digests_.end())
+      it = digests_.emplace(file, sha256_hex(sources_.contents(file))).first;
+    return it->second;
+  }
+
+  /// A file's name in a key: relative to the description's folder or to the registry folder it
+  /// was found in, so that a checkout or an install elsewhere keys the same.
+  std::string key_file_name(std::string_view path) const {
+    auto under = [&](std::string_view dir) -> std::optional<std::string_view> {
+      if (dir.empty() || path.size() <= dir.size() + 1 || !path.starts_with(dir) || path[dir.size()] != '/')
+        return std::nullopt;
+      return path.substr(dir.size() + 1);
+    };
+    if (auto rel = under(parent_dir(sources_.name(manifest_.file))))
+      return std::string(*rel);
+    for (const std::string &folder : options_.kernel_path)
+      if (auto rel = under(folder))
+        return "registry:" + std::string(*rel);
+    return std::string(path);
+  }
+
+  KeyFile key_file(FileId file) {
+    std::string path(sources_.name(file));
+    return {key_file_name(path), path, digest_of(file)};
+  }
+
+  /// The files every external call's trace depends on: the description's sources (all of them:
+  /// every source's module-level code runs before any call) and the files their module-level
+  /// code read (imports). Files read by a trace itself are caught at store time.
+  const std::vector<KeyFile> &external_files() {
+    if (external_files_)
+      return *external_files_;
+    std::vector<KeyFile> files;
+    for (const KernelSource &s : manifest_.sources) {
+      if (s.path.empty())
+        files.push_back({s.name, {}, digest_of(s.file)});
+      else
+        files.push_back({s.name, s.resolved_path, digest_of(s.file)});
+    }
+    for (FileId f = module_files_begin_; f < module_files_end_; ++f)
+      files.push_back(key_file(f));
+    return *(external_files_ = std::move(files));
+  }
+
+  /// The files an internal call's trace depends on: its registry entry's source and any other
+  /// file read while the registry was loaded that is neither a registry.json nor another
+  /// entry's source (the sources' imports).
+  std::vector<KeyFile> internal_files(const RegistryEntry &entry) {
+    std::vector<KeyFile> files;
+    auto listed = [](const std::vector<std::string> &list, std::string_view name) {
+      return std::find(list.begin(), list.end(), name) != list.end();
+    };
+    for (FileId f = registry_files_begin_; f < registry_files_end_; ++f) {
+      std::string_view name = sources_.name(f);
+      if (name == entry.source || (!listed(registry_.files(), name) && !listed(registry_.sources_read(), name)))
+        files.push_back(key_file(f));
+    }
+    return files;
+  }
+
+  /// The tracer's hook on a specialization miss: the persistent cache's entry, if any.
+  std::unique_ptr<trace::KernelTrace> find_external(const Call &call, const std::string &key_text) {
+    const ExternalCall &e = call.external();
+    double key_start = cpu_seconds();
+    PersistentKey key = external_persistent_key(e.kernel, key_text, key_context(), external_files());
+    double lookup_start = cpu_seconds();
+    std::string run_key = cache_key_of(e.kernel + ":" + key_text);
+    std::optional<CacheEntry> entry = persistent_->find(key);
+    note_persistent_times(lookup_start - key_start, cpu_seconds() - lookup_start);
+    if (!entry || entry->internal) {
+      note_persistent_miss(key);
+      pending_stores_[run_key] = {std::move(key), sources_.file_count()};
+      return nullptr;
+    }
+    log(fmt::format("Persistent cache hit for {} (key: {}...){}", e.kernel, key.key.substr(0, 16),
+                    persistent_->last_hit_remote() ? " from the remote cache" : ""));
+    persistent_bir_[run_key] = std::move(entry->bir);
+    return std::make_unique<trace::KernelTrace>(std::move(entry->trace));
+  }
+
+  void note_persistent_miss(const PersistentKey &key) {
+    if (options_.explain_misses)
+      log(fmt::format("Persistent cache miss for {} (key: {}...): {}", key.kernel, key.key.substr(0, 16),
+                      persistent_->explain_miss(key)));
+  }
+
+  /// What a hit needs of a trace: everything but the IR instructions and tensors.
+  static trace::KernelTrace summary_of(const trace::KernelTrace &t) {
+    trace::KernelTrace s;
+    s.function.name = t.function.name;
+    s.function.input_names = t.function.input_names;
+    s.function.output_names = t.function.output_names;
+    s.function.matmul_mac_count = t.function.matmul_mac_count;
+    s.function.has_collectives = t.function.has_collectives;
+    s.returns = t.returns;
+    s.result_is_sequence = t.result_is_sequence;
+    s.aliases = t.aliases;
+    s.constant_values = t.constant_values;
+    s.grid = t.grid;
+    s.platform_target_is_fallback = t.platform_target_is_fallback;
+    s.specialization_key = t.specialization_key;
+    return s;
+  }
+
+  /// Stores a fresh trace, unless it read a file that its key, formed before the trace, could
+  /// not hold (an import inside a kernel body): such an entry could be reused wrongly.
+  void store_persistent(const PersistentKey &key, std::size_t files_at_lookup, bool internal,
+                        const std::string &kernel, const trace::KernelTrace &t, const std::string &bir) {
+    if (sources_.file_count() != files_at_lookup) {
+      log(fmt::format("Persistent cache: {} not stored: its trace read files its key does not name", kernel));
+      return;
+    }
+    CacheEntry entry;
+    entry.internal = internal;
+    entry.kernel = kernel;
+    entry.bir = bir;
+    entry.trace = summary_of(t);
+    persistent_->store(key, std::move(entry));
   }
 
   void log(const std::string &text) const {
@@ -311,36 +560,52 @@ private:
       options_.info_log(text);
   }
 
-  /// The parsed registry source of an entry, loaded into the tracer once.
+  /// The parsed registry source of an entry, loaded into the tracer once. The entry's other
+  /// files (the modules it imports, its package) are read too: each is a dependency of the run.
   const python::Module *registry_module(const RegistryEntry &entry) {
     auto it = registry_modules_.find(entry.source);
     if (it != registry_modules_.end())
       return it->second.get();
-    std::string why;
-    auto text = read_file(entry.source, why);
-    if (!text) {
-      Diagnostic d;
-      d.error_class = ErrorClass::IO;
-      d.loc = entry.loc;
-      d.message = fmt::format("cannot read registry kernel source {}: {}", quote_for_message(entry.source, 256), why);
-      d.id = "registry";
-      diags_.report(std::move(d));
-      return nullptr;
+    const python::Module *main = nullptr;
+    for (const std::string &path : entry.files) {
+      bool is_source = path == entry.source;
+      if (!is_source && registry_files_.count(path))
+        continue;
+      std::string why;
+      auto text = read_file(path, why);
+      if (!text) {
+        Diagnostic d;
+        d.error_class = ErrorClass::IO;
+        d.loc = entry.loc;
+        d.message = fmt::format("cannot read registry kernel {} {}: {}", is_source ? "source" : "file",
+                                quote_for_message(path, 256), why);
+        d.id = "registry";
+        diags_.report(std::move(d));
+        return nullptr;
+      }
+      FileId file = sources_.add_buffer(path, std::move(*text));
+      registry_files_.emplace(path, file);
+      registry_.note_source_read(path);
+      if (!is_source)
+        continue;
+      auto module = python::parse_module(sources_, file, diags_);
+      if (!module)
+        return nullptr;
+      auto owned = std::make_unique<python::Module>(std::move(*module));
+      main = owned.get();
+      registry_modules_.emplace(entry.source, std::move(owned));
     }
-    FileId file = sources_.add_buffer(entry.source, std::move(*text));
-    registry_.note_source_read(entry.source);
-    auto module = python::parse_module(sources_, file, diags_);
-    if (!module)
+    if (!main || !tracer_.load_registry_source(*main, entry.module))
       return nullptr;
-    auto owned = std::make_unique<python::Module>(std::move(*module));
-    if (!tracer_.load_registry_source(*owned))
-      return nullptr;
-    return registry_modules_.emplace(entry.source, std::move(owned)).first->second.get();
+    return main;
   }
 
   /// The BIR kernel of a trace, when the output carries BIR (`--emit=bir|bir-text|hlo|
   /// stablehlo`); the IR text and the statistics never read it, so those runs skip writing it.
   std::string compile_bir(const ir::Function &fn, std::span<const std::int64_t> grid = {}) const {
+    // A persistent entry holds the BIR kernel whatever this run emits.
+    if (persistent_)
+      return bir::write_kernel(fn, target_.info->name, sources_, grid);
     switch (options_.emit) {
     case EmitKind::Bir:
     case EmitKind::BirText:
@@ -351,6 +616,7 @@ private:
     case EmitKind::Ast:
     case EmitKind::Ir:
     case EmitKind::Stats:
+    case EmitKind::Summary:
       break;
     }
     return {};
@@ -368,7 +634,18 @@ private:
     auto it = external_kernels_.find(c.cache_key);
     if (it == external_kernels_.end()) {
       CachedKernel k;
-      k.binary = compile_bir(t->function, t->grid);
+      auto hit = persistent_bir_.find(c.cache_key);
+      if (hit != persistent_bir_.end()) {
+        k.binary = std::move(hit->second);
+        persistent_bir_.erase(hit);
+      } else {
+        k.binary = compile_bir(t->function, t->grid);
+        auto pending = pending_stores_.find(c.cache_key);
+        if (pending != pending_stores_.end()) {
+          store_persistent(pending->second.first, pending->second.second, false, c.func_name, *t, k.binary);
+          pending_stores_.erase(pending);
+        }
+      }
       k.input_names = t->function.input_names;
       k.output_names = t->function.output_names;
       k.trace = std::shared_ptr<const trace::KernelTrace>(t, [](const trace::KernelTrace *) {});
@@ -376,6 +653,48 @@ private:
     }
     c.kernel = &it->second;
     c.trace = it->second.trace;
+  }
+
+  /// A per-run cache hit hands the call a kernel traced for an earlier call with the same key,
+  /// which does not hold where the results live (SPEC §7): the kernel's result tensors must be in
+  /// the memory this call asks for (`"memory"`, or shared_hbm for an output parameter), else the
+  /// reuse would be wrong. False (reported at the result) when they are not.
+  bool same_result_memory(const Call &call, const RegistryEntry &entry, const trace::KernelTrace &traced,
+                          const std::string &key) {
+    const InternalCall &ic = call.internal();
+    for (std::size_t j = 0; j < ic.results.size() && j < traced.function.output_names.size(); ++j) {
+      std::string want = ic.results[j].memory;
+      if (want.empty())
+        for (const auto &[name, a] : entry.all_args())
+          if (a->kind == RegistryArg::Kind::Result && a->index == j)
+            want = "shared_hbm";
+      if (want.empty())
+        continue;
+      std::string_view have;
+      for (const ir::Tensor &t : traced.function.tensors)
+        if (t.role == ir::TensorRole::Output && t.name == traced.function.output_names[j])
+          have = ir::memory_name(t.memory);
+      if (have.empty() || have == want)
+        continue;
+      Diagnostic d;
+      d.loc = ic.results[j].loc;
+      auto first = first_call_of_key_.find(key);
+      std::size_t first_index = first == first_call_of_key_.end() ? call.index : first->second;
+      d.message = fmt::format("result {} of call {} is in {}, but call {} traced this kernel variant with it in {}; the "
+                              "per-run cache key does not hold where results live, so these calls cannot share it",
+                              j, call.index, want, first_index, have);
+      d.id = "registry";
+      if (first != first_call_of_key_.end()) {
+        Diagnostic n;
+        n.severity = Severity::Note;
+        n.loc = manifest_.calls[first_index].loc;
+        n.message = fmt::format("call {} has the same cache key", first_index);
+        d.notes.push_back(std::move(n));
+      }
+      diags_.report(std::move(d));
+      return false;
+    }
+    return true;
   }
 
   void trace_internal(const Call &call) {
@@ -390,6 +709,8 @@ private:
     c.cache_key = cache_key_of(key_components_string(components));
     key_time_ += std::chrono::steady_clock::now() - key_start;
     const CachedKernel *cached = options_.use_cache ? binary_cache_.get(c.cache_key) : nullptr;
+    if (cached && !same_result_memory(call, *entry, *cached->trace, c.cache_key))
+      return;
     if (cached) {
       ++binary_cache_.cache_hits;
       log(fmt::format("Cache hit for {} (cache key: {}...)", c.func_name, c.cache_key.substr(0, 16)));
@@ -397,23 +718,52 @@ private:
     } else {
       ++binary_cache_.cache_misses;
       log(fmt::format("Cache miss for {} (cache key: {}...)", c.func_name, c.cache_key.substr(0, 16)));
-      auto it = registry_modules_.find(entry->source);
-      std::shared_ptr<trace::KernelTrace> t = tracer_.trace_internal(call, *entry, *it->second);
-      if (!t)
-        return;
+      std::optional<PersistentKey> pkey;
+      std::optional<CacheEntry> hit;
+      std::size_t files_at_lookup = sources_.file_count();
+      if (persistent_) {
+        double persistent_key_start = cpu_seconds();
+        pkey = internal_persistent_key(ic, c.cache_key, *entry, key_context(), internal_files(*entry));
+        double lookup_start = cpu_seconds();
+        hit = persistent_->find(*pkey);
+        note_persistent_times(lookup_start - persistent_key_start, cpu_seconds() - lookup_start);
+        if (hit && !hit->internal)
+          hit.reset();
+        if (hit)
+          log(fmt::format("Persistent cache hit for {} (key: {}...){}", c.func_name, pkey->key.substr(0, 16),
+                          persistent_->last_hit_remote() ? " from the remote cache" : ""));
+        else
+          note_persistent_miss(*pkey);
+      }
       CachedKernel k;
-      k.binary = compile_bir(t->function);
-      k.input_names = t->function.input_names;
-      k.output_names = t->function.output_names;
-      k.trace = t;
+      if (hit) {
+        k.binary = std::move(hit->bir);
+        k.input_names = hit->trace.function.input_names;
+        k.output_names = hit->trace.function.output_names;
+        k.trace = std::make_shared<trace::KernelTrace>(std::move(hit->trace));
+      } else {
+        auto it = registry_modules_.find(entry->source);
+        std::shared_ptr<trace::KernelTrace> t = tracer_.trace_internal(call, *entry, *it->second);
+        if (!t)
+          return;
+        k.binary = compile_bir(t->function);
+        k.input_names = t->function.input_names;
+        k.output_names = t->function.output_names;
+        k.trace = t;
+        if (pkey)
+          store_persistent(*pkey, files_at_lookup, true, c.func_name, *t, k.binary);
+      }
       // --no-cache traces every call but keeps one entry per variant, so that the output and
       // the variant figures are the same as a cached run's (SPEC §1).
       if (const CachedKernel *existing = binary_cache_.get(c.cache_key)) {
+        if (!same_result_memory(call, *entry, *existing->trace, c.cache_key))
+          return;
         binary_cache_.record_usage(c.cache_key);
         cached = existing;
       } else {
         binary_cache_.store(c.cache_key, std::move(k), std::move(components));
         cached = binary_cache_.get(c.cache_key);
+        first_call_of_key_.emplace(c.cache_key, call.index);
       }
     }
     c.kernel = cached;
@@ -425,9 +775,24 @@ private:
   DiagnosticEngine &diags_;
   const Manifest &manifest_;
   const ResolvedTarget &target_;
+  PersistentCache *persistent_;
   trace::Tracer tracer_;
+  /// Files registered while the registry, then the modules, were loaded: [begin, end).
+  FileId registry_files_begin_ = 0, registry_files_end_ = 0;
+  FileId module_files_begin_ = 0, module_files_end_ = 0;
+  std::map<FileId, std::string> digests_;
+  std::optional<std::vector<KeyFile>> external_files_;
+  /// External calls the persistent cache missed, by per-run key: their persistent key and the
+  /// file count at the lookup, until their BIR is compiled and stored.
+  std::map<std::string, std::pair<PersistentKey, std::size_t>> pending_stores_;
+  /// The BIR kernels of persistent hits of external calls, by per-run key, until used.
+  std::map<std::string, std::string> persistent_bir_;
+  /// Thread CPU seconds of each persistent key and lookup, for the -vv figures.
+  std::vector<double> key_seconds_, lookup_seconds_;
   Registry registry_;
   std::map<std::string, std::unique_ptr<python::Module>> registry_modules_;
+  std::map<std::string, FileId> registry_files_; ///< every registry kernel file read, by path
+  std::map<std::string, std::size_t> first_call_of_key_; ///< per-run key -> the call that traced it
   BinaryCache binary_cache_;
   std::map<std::string, CachedKernel> external_kernels_;
   std::vector<CompiledCall> calls_;
@@ -475,7 +840,18 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
   if (options.emit == EmitKind::Ast)
     return DriverOutput{dump_sources(*modules, sources), false, files_read(*manifest, sources)};
 
-  Pipeline pipeline(options, sources, diags, *manifest, *modules, *target);
+  // The persistent cache stands behind the per-run caches; --no-cache turns it off with them,
+  // and the IR text is not in its entries.
+  std::unique_ptr<PersistentCache> persistent;
+  if (options.cache.enabled() && options.use_cache && options.emit != EmitKind::Ir) {
+    std::string why;
+    persistent = PersistentCache::open(options.cache, why);
+    if (!persistent) {
+      diags.error({}, why, "remote-cache");
+      return std::nullopt;
+    }
+  }
+  Pipeline pipeline(options, sources, diags, *manifest, *modules, *target, persistent.get());
   {
     // Stage: every call traced; specializations and internal kernel variants traced once.
     StageTimer timer(options, "trace");
@@ -483,6 +859,8 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
       return std::nullopt;
   }
   std::vector<std::string> deps = files_read(*manifest, sources, &pipeline.registry());
+  if (persistent)
+    persistent->flush();
   StageTimer timer(options, "emit");
   switch (options.emit) {
   case EmitKind::Manifest:
@@ -498,7 +876,7 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
   case EmitKind::BirText: {
     std::string blob = pipeline.bir_module();
     std::string error;
-    auto text = bir::module_to_text(blob, error);
+    auto text = bir::module_to_text(blob, error, options.text);
     if (!text) {
       diags.internal_error("the BIR module nkicc wrote does not read back: " + error);
       return std::nullopt;
@@ -521,16 +899,27 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
   }
   case EmitKind::Stats: {
     std::vector<SpecializationFigures> figures = pipeline.specialization_figures();
-    std::string text = options.stats_json ? cache_statistics_json(pipeline.binary_cache(), figures)
-                                          : cache_statistics_text(pipeline.binary_cache(), figures);
+    // The seed's report stays the seed's; the persistent cache's figures follow in their own
+    // section when a persistent cache was used.
+    std::optional<PyConstant> section;
+    if (persistent)
+      section = persistent_cache_figures_value(persistent->figures());
+    std::string text = options.stats_json
+                           ? cache_statistics_json(pipeline.binary_cache(), figures, section ? &*section : nullptr)
+                           : cache_statistics_text(pipeline.binary_cache(), figures);
+    if (persistent && !options.stats_json)
+      text += persistent_cache_figures_text(persistent->figures());
     return DriverOutput{std::move(text), false, std::move(deps)};
   }
+  case EmitKind::Summary:
+    return DriverOutput{pipeline.summary(), false, std::move(deps)};
   }
   diags.internal_error("unhandled --emit stage");
   return std::nullopt;
 }
 
-std::optional<DriverOutput> run_dis(const std::string &input, SourceManager &sources, DiagnosticEngine &diags) {
+std::optional<DriverOutput> run_dis(const std::string &input, const TextOptions &text_options, SourceManager &sources,
+                                    DiagnosticEngine &diags) {
   std::string why;
   std::string shown = input == "-" ? "<stdin>" : input;
   auto blob = read_file(input, why);
@@ -541,7 +930,7 @@ std::optional<DriverOutput> run_dis(const std::string &input, SourceManager &sou
   // Registered so that `-o` can never overwrite the input it disassembles.
   FileId file = sources.add_buffer(shown, std::move(*blob));
   std::string error;
-  auto text = bir::module_to_text(sources.contents(file), error);
+  auto text = bir::module_to_text(sources.contents(file), error, text_options);
   if (!text) {
     Diagnostic d;
     d.path = shown;
@@ -556,8 +945,8 @@ std::optional<DriverOutput> run_dis(const std::string &input, SourceManager &sou
   return DriverOutput{std::move(*text), false, std::move(deps)};
 }
 
-std::optional<DriverOutput> run_decode_config(const std::string &input, SourceManager &sources,
-                                              DiagnosticEngine &diags) {
+std::optional<DriverOutput> run_decode_config(const std::string &input, const TextOptions &text_options,
+                                              SourceManager &sources, DiagnosticEngine &diags) {
   // `@FILE` reads the base64 text from a file ("@-": standard input).
   std::string text = input;
   std::vector<std::string> deps;
@@ -577,7 +966,7 @@ std::optional<DriverOutput> run_decode_config(const std::string &input, SourceMa
   }
   sources.add_buffer(shown, text);
   std::string error;
-  auto decoded = hlo::decode_config(text, error);
+  auto decoded = hlo::decode_config(text, error, text_options);
   if (!decoded) {
     Diagnostic d;
     d.path = shown;
@@ -589,6 +978,65 @@ std::optional<DriverOutput> run_decode_config(const std::string &input, SourceMa
   return DriverOutput{std::move(*decoded), false, std::move(deps)};
 }
 
+namespace {
+
+/// A component's value on one line of `--explain` text.
+std::string one_line(std::string_view value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
+  }
+  return out;
+}
+
+/// `key --explain`: the persistent key of each call, component by component; the registry is
+/// already loaded.
+std::optional<DriverOutput> explain_keys(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags,
+                                         const Manifest &manifest, Pipeline &pipeline) {
+  if (!pipeline.load_modules())
+    return std::nullopt;
+  std::string text;
+  std::vector<PyConstant> calls;
+  for (const Call &call : manifest.calls) {
+    if (!options.text.calls.accepts(call.index, call.is_external() ? call.external().kernel : call.internal().internal))
+      continue;
+    auto key = pipeline.persistent_key(call);
+    if (!key)
+      continue;
+    std::string_view kind = call.is_external() ? "kernel" : "internal";
+    if (options.key_json) {
+      using E = std::vector<std::pair<std::string, PyConstant>>;
+      std::vector<PyConstant> components;
+      for (const KeyComponent &c : key->components)
+        components.push_back(PyConstant::make_dict(E{{"name", PyConstant::str(c.name)},
+                                                     {"value", PyConstant::str(c.value)},
+                                                     {"digest", PyConstant::str(c.digest)}}));
+      calls.push_back(PyConstant::make_dict(
+          E{{"call", PyConstant::integer(static_cast<std::int64_t>(call.index))},
+            {"kind", PyConstant::str(call.is_external() ? "external" : "internal")},
+            {"kernel", PyConstant::str(key->kernel)},
+            {"key", PyConstant::str(key->key)},
+            {"components", PyConstant::list(std::move(components))}}));
+      continue;
+    }
+    if (!text.empty())
+      text += '\n';
+    text += fmt::format("call {}: {} {}\n  persistent key: {}\n", call.index, kind, key->kernel, key->key);
+    for (const KeyComponent &c : key->components)
+      text += fmt::format("  {}: {}  {}\n", c.name, c.digest, one_line(c.value));
+  }
+  if (diags.has_errors())
+    return std::nullopt;
+  if (options.key_json)
+    text = to_pretty_json(PyConstant::make_dict({{"calls", PyConstant::list(std::move(calls))}})) + "\n";
+  return DriverOutput{std::move(text), false, files_read(manifest, sources, &pipeline.registry())};
+}
+
+} // namespace
+
 std::optional<DriverOutput> run_key(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags) {
   auto manifest = load(options, sources, diags);
   if (!manifest)
@@ -596,8 +1044,21 @@ std::optional<DriverOutput> run_key(const DriverOptions &options, SourceManager 
   auto target = target_for(options, *manifest, diags);
   if (!target)
     return std::nullopt;
+  // The description is checked exactly as `trace` checks it before tracing (every source
+  // parses, every call names a kernel that exists), so that no key is printed for a call that
+  // `trace` would reject.
+  auto modules = parse_sources(*manifest, sources, diags);
+  if (!modules || !resolve_kernels(*manifest, *modules, sources, diags))
+    return std::nullopt;
+  Pipeline pipeline(options, sources, diags, *manifest, *modules, *target);
+  if (!pipeline.load_registry())
+    return std::nullopt;
+  if (options.explain_keys)
+    return explain_keys(options, sources, diags, *manifest, pipeline);
   std::string out;
   for (const Call &call : manifest->calls) {
+    if (!options.text.calls.accepts(call.index, call.is_external() ? call.external().kernel : call.internal().internal))
+      continue;
     if (!out.empty())
       out += '\n';
     if (call.is_external()) {
@@ -615,7 +1076,65 @@ std::optional<DriverOutput> run_key(const DriverOptions &options, SourceManager 
   }
   if (diags.has_errors())
     return std::nullopt;
-  return DriverOutput{std::move(out), false, files_read(*manifest, sources)};
+  return DriverOutput{std::move(out), false, files_read(*manifest, sources, &pipeline.registry())};
+}
+
+std::optional<DriverOutput> run_decode_hlo(const std::string &path, const TextOptions &text_options,
+                                           SourceManager &sources, DiagnosticEngine &diags) {
+  std::string shown = path == "-" ? "<stdin>" : path;
+  std::string why;
+  auto content = read_file(path, why);
+  if (!content) {
+    diags.io_error(shown, "cannot read HLO module: " + why);
+    return std::nullopt;
+  }
+  FileId file = sources.add_buffer(shown, std::move(*content));
+  std::string_view text = sources.contents(file);
+  std::vector<hlo::CustomCallSite> sites = hlo::find_custom_calls(text);
+  if (sites.empty()) {
+    Diagnostic d;
+    d.path = shown;
+    d.message = "no custom-call found: expected an HLO module (custom-call instructions) or a StableHLO module "
+                "(stablehlo.custom_call ops)";
+    d.id = "backend-config";
+    diags.report(std::move(d));
+    return std::nullopt;
+  }
+  std::string out;
+  for (std::size_t i = 0; i < sites.size(); ++i) {
+    const hlo::CustomCallSite &site = sites[i];
+    if (text_options.calls.index && *text_options.calls.index != i)
+      continue;
+    std::string header = fmt::format("# custom-call {}:", i);
+    if (!site.name.empty())
+      header += " " + escape_for_message(site.name, 256);
+    header += " target=" + escape_for_message(site.target, 256);
+    if (!hlo::is_nki_custom_call_target(site.target) || !site.has_config) {
+      // Another backend's custom-call: named, so that the indices stay the module's, and skipped.
+      if (text_options.calls.kernel)
+        continue;
+      out += out.empty() ? "" : "\n";
+      out += header + (site.has_config ? " (not an NKI kernel call: skipped)\n" : " (no backend_config: skipped)\n");
+      continue;
+    }
+    std::string error, func_name;
+    auto decoded = hlo::decode_config(site.config, error, text_options, &func_name);
+    if (!decoded) {
+      diags.error({file, static_cast<std::uint32_t>(site.config_offset)},
+                  fmt::format("the backend_config of custom-call {} does not decode: {}", i, error), "backend-config");
+      continue;
+    }
+    if (!text_options.calls.accepts(i, func_name))
+      continue;
+    out += out.empty() ? "" : "\n";
+    out += header + " func_name=" + escape_for_message(func_name, 256) + "\n" + *decoded;
+  }
+  if (diags.has_errors())
+    return std::nullopt;
+  std::vector<std::string> deps;
+  if (path != "-")
+    deps.push_back(path);
+  return DriverOutput{std::move(out), false, std::move(deps)};
 }
 
 } // namespace nkicc

@@ -263,7 +263,8 @@ std::string backend_config_json(const HloCall &call, std::string_view ir_base64)
 
 std::string backend_config(const HloCall &call) { return base64_encode(backend_config_json(call)); }
 
-std::optional<std::string> decode_config(std::string_view base64_text, std::string &error) {
+std::optional<std::string> decode_config(std::string_view base64_text, std::string &error, const TextOptions &options,
+                                         std::string *func_name) {
   auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
   while (!base64_text.empty() && is_space(base64_text.front()))
     base64_text.remove_prefix(1);
@@ -307,7 +308,7 @@ std::optional<std::string> decode_config(std::string_view base64_text, std::stri
     return std::nullopt;
   }
   std::string bir_error;
-  auto kernel_text = bir::kernel_to_text(*blob, bir_error);
+  auto kernel_text = bir::kernel_to_text(*blob, bir_error, options);
   if (!kernel_text) {
     error = "backend_config's serialize_ir_string: " + bir_error;
     return std::nullopt;
@@ -315,6 +316,10 @@ std::optional<std::string> decode_config(std::string_view base64_text, std::stri
   auto value = to_constant(doc, 0, error);
   if (!value)
     return std::nullopt;
+  if (func_name) {
+    const rapidjson::Value &f = doc["func_name"];
+    *func_name = f.IsString() ? std::string(f.GetString(), f.GetStringLength()) : std::string();
+  }
   std::string out = to_pretty_json(*value);
   out += "\n\n";
   out += *kernel_text;

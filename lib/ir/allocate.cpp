@@ -220,6 +220,8 @@ public:
   }
 
   void release(std::int64_t at, std::int64_t units) { update(at, units, false); }
+  /// Takes [at, at + units) out of use for good (free when called).
+  void reserve(std::int64_t at, std::int64_t units) { update(at, units, true); }
 
 private:
   void update(std::int64_t at, std::int64_t units, bool used) {
@@ -253,9 +255,11 @@ std::optional<AllocationError> allocate_on_chip(Function &fn, std::int64_t sbuf_
   for (Tensor &t : fn.tensors) {
     if (!is_on_chip(t.memory))
       continue;
+    t.bytes_per_partition = bytes_per_partition(t);
+    if (t.user_placed)
+      continue;
     t.partition_start = 0;
     t.byte_offset = -1;
-    t.bytes_per_partition = bytes_per_partition(t);
   }
   auto tile_of = [&](const Operand &ap) -> Tensor * {
     if (ap.tensor >= n || !is_on_chip(fn.tensors[ap.tensor].memory))
@@ -278,6 +282,51 @@ std::optional<AllocationError> allocate_on_chip(Function &fn, std::int64_t sbuf_
   std::int64_t sbuf_in_use = 0, psum_in_use = 0;
   std::vector<TileState> state(n, TileState::Unused);
 
+  // The bytes of the tiles the kernel placed itself are kept from the other tiles for the
+  // whole kernel (NKI does not mix the two in one kernel; nkicc places the rest around them).
+  std::vector<TensorId> placed; // used tiles the kernel placed, in id order
+  std::vector<bool> used(n, false);
+  for (const Instruction &inst : fn.instructions)
+    for (const Operand &ap : operands(inst))
+      if (tile_of(ap))
+        used[ap.tensor] = true;
+  for (std::size_t id = 0; id < n; ++id) {
+    const Tensor &t = fn.tensors[id];
+    if (!used[id] || !is_on_chip(t.memory) || !t.user_placed)
+      continue;
+    std::int64_t capacity = t.memory == Memory::Psum ? psum_bytes_per_partition : sbuf_bytes_per_partition;
+    if (t.byte_offset < 0 || t.byte_offset + t.bytes_per_partition > capacity)
+      return AllocationError{static_cast<TensorId>(id), t.memory, t.bytes_per_partition, capacity,
+                             t.byte_offset < 0 ? 0 : t.byte_offset};
+    placed.push_back(static_cast<TensorId>(id));
+  }
+  for (Memory memory : {Memory::Sbuf, Memory::Psum}) {
+    // The union of the placed ranges, so that each unit is reserved once.
+    std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
+    for (TensorId id : placed) {
+      const Tensor &t = fn.tensors[id];
+      if (t.memory == memory && t.bytes_per_partition > 0)
+        ranges.emplace_back(t.byte_offset / kUnitBytes, units_of(t.byte_offset + t.bytes_per_partition));
+    }
+    std::sort(ranges.begin(), ranges.end());
+    std::int64_t begin = -1, end = -1;
+    auto flush = [&]() {
+      if (begin >= 0)
+        (memory == Memory::Psum ? psum : sbuf).reserve(begin, end - begin);
+    };
+    for (auto [lo, hi] : ranges) {
+      if (begin >= 0 && lo <= end) {
+        end = std::max(end, hi);
+        continue;
+      }
+      flush();
+      begin = lo;
+      end = hi;
+    }
+    flush();
+  }
+  std::vector<TensorId> live_placed;
+
   for (std::size_t i = 0; i < fn.instructions.size(); ++i) {
     const Instruction &inst = fn.instructions[i];
     // Every tile the instruction touches is live during it: place all newcomers first.
@@ -286,6 +335,29 @@ std::optional<AllocationError> allocate_on_chip(Function &fn, std::int64_t sbuf_
       if (!t || state[ap.tensor] != TileState::Unused)
         continue;
       bool is_psum = t->memory == Memory::Psum;
+      if (t->user_placed) {
+        // Two placed tiles live at once must not share bytes of a partition.
+        std::int64_t parts = t->shape.empty() ? 0 : t->shape[0];
+        for (TensorId o : live_placed) {
+          const Tensor &u = fn.tensors[o];
+          std::int64_t uparts = u.shape.empty() ? 0 : u.shape[0];
+          if (u.memory == t->memory && t->partition_start < u.partition_start + uparts &&
+              u.partition_start < t->partition_start + parts && t->byte_offset < u.byte_offset + u.bytes_per_partition &&
+              u.byte_offset < t->byte_offset + t->bytes_per_partition && t->bytes_per_partition > 0 &&
+              u.bytes_per_partition > 0) {
+            AllocationError e{ap.tensor, t->memory, t->bytes_per_partition,
+                              is_psum ? psum_bytes_per_partition : sbuf_bytes_per_partition,
+                              is_psum ? psum_in_use : sbuf_in_use};
+            e.overlaps = o;
+            e.instruction = i;
+            return e;
+          }
+        }
+        live_placed.push_back(ap.tensor);
+        (is_psum ? psum_in_use : sbuf_in_use) += t->bytes_per_partition;
+        state[ap.tensor] = TileState::Live;
+        continue;
+      }
       std::int64_t &in_use = is_psum ? psum_in_use : sbuf_in_use;
       std::int64_t capacity = is_psum ? psum_bytes_per_partition : sbuf_bytes_per_partition;
       std::int64_t bytes = t->bytes_per_partition;
@@ -303,6 +375,12 @@ std::optional<AllocationError> allocate_on_chip(Function &fn, std::int64_t sbuf_
       if (!t || state[ap.tensor] != TileState::Live || last_use[ap.tensor] != i)
         continue;
       bool is_psum = t->memory == Memory::Psum;
+      if (t->user_placed) {
+        std::erase(live_placed, ap.tensor);
+        (is_psum ? psum_in_use : sbuf_in_use) -= t->bytes_per_partition;
+        state[ap.tensor] = TileState::Dead;
+        continue;
+      }
       (is_psum ? psum : sbuf).release(t->byte_offset / kUnitBytes, units_of(t->bytes_per_partition));
       (is_psum ? psum_in_use : sbuf_in_use) -= t->bytes_per_partition;
       state[ap.tensor] = TileState::Dead;

@@ -166,6 +166,23 @@ template class ListInterner<char>;
 
 // ---- functions ------------------------------------------------------------------------------
 
+std::int64_t BlockTensor::num_blocks() const {
+  std::int64_t n = 1;
+  for (std::size_t d = 0; d < partition_dim && d < shape.size(); ++d)
+    n *= shape[d];
+  return n;
+}
+
+std::vector<std::int64_t> BlockTensor::block_index(std::size_t block) const {
+  std::vector<std::int64_t> index(partition_dim, 0);
+  auto rest = static_cast<std::int64_t>(block);
+  for (std::size_t d = partition_dim; d-- > 0;) {
+    index[d] = rest % shape[d];
+    rest /= shape[d];
+  }
+  return index;
+}
+
 Function::Function() {
   // Id 0 of each pool is the common case: no grid term, no attributes.
   std::array<std::int64_t, kMaxGridAxes> zeros{};

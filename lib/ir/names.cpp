@@ -34,13 +34,13 @@ void number_tensor_names(Function &fn) {
     return stem != counters.end() && k <= stem->second;
   };
   std::string candidate;
-  for (Tensor &t : fn.tensors) {
-    auto it = counters.find(std::string_view(t.name));
+  auto unique = [&](std::string &name) {
+    auto it = counters.find(std::string_view(name));
     if (it == counters.end()) {
-      bool taken = numbered(t.name);
-      it = counters.emplace(t.name, 0).first;
+      bool taken = numbered(name);
+      it = counters.emplace(name, 0).first;
       if (!taken)
-        continue;
+        return;
     }
     // A stem's own numbers only grow, and another stem's numbered names cannot be `stem.k`,
     // so only the kept names can collide with a candidate.
@@ -49,7 +49,36 @@ void number_tensor_names(Function &fn) {
       candidate += '.';
       candidate += std::to_string(++it->second);
     } while (counters.count(std::string_view(candidate)));
-    t.name = candidate;
+    name = candidate;
+  };
+  // Which block tensor, and which of its blocks, each block tile is.
+  std::unordered_map<TensorId, std::pair<std::size_t, std::size_t>> block_of;
+  for (std::size_t g = 0; g < fn.block_tensors.size(); ++g)
+    for (std::size_t b = 0; b < fn.block_tensors[g].blocks.size(); ++b)
+      if (fn.block_tensors[g].blocks[b] != kNoTensor)
+        block_of.emplace(fn.block_tensors[g].blocks[b], std::pair{g, b});
+  std::vector<bool> named(fn.block_tensors.size(), false);
+  for (std::size_t id = 0; id < fn.tensors.size(); ++id) {
+    Tensor &t = fn.tensors[id];
+    auto block = block_of.empty() ? block_of.end() : block_of.find(static_cast<TensorId>(id));
+    if (block == block_of.end()) {
+      unique(t.name);
+      continue;
+    }
+    BlockTensor &group = fn.block_tensors[block->second.first];
+    if (!named[block->second.first]) {
+      unique(group.name);
+      named[block->second.first] = true;
+    }
+    t.name = group.name + '[';
+    std::vector<std::int64_t> index = group.block_index(block->second.second);
+    for (std::size_t d = 0; d < index.size(); ++d) {
+      if (d)
+        t.name += ", ";
+      t.name += std::to_string(index[d]);
+    }
+    t.name += ']';
+    counters.emplace(t.name, 0);
   }
 }
 

@@ -9,15 +9,21 @@
 //     has_collectives: true|false
 //     tensors: <count>
 //       %<id> <name> <role> <memory> <dtype>[<shape>] [<allocation>] [@line:col]
+//     [block tensors: <count>
+//       <name> <memory> <dtype>[<block dims>, par_dim(<p>), <free dims>]
+//                bytes_per_partition=<n> blocks=[%<id>|-, ...] [@line:col]]   (one line)
 //     instructions: <count>
 //       <index>: <opcode> <engine> [dst=<ap>, ...] [src=<ap>, ...] [<attr>=<repr>]...
 //                [loop=<kind>] [@line:col]                        (one line, wrapped here)
 //
-// where <allocation> is `partitions=[p0, p1) bytes=[b0, b1)` for an allocated SBUF/PSUM tile
+// where a block tensor lists its blocks (each a tensor line of its own, named `name[i, j]`)
+// in row-major order of its block dimensions, `-` for a block no instruction uses, and
+// bytes_per_partition is what its blocks would take if all were live at once; <allocation> is `partitions=[p0, p1) bytes=[b0, b1)` for an allocated SBUF/PSUM tile
 // and `unallocated` for one never referenced; <ap> is `%<id>[[step, num], ...]` followed by
 // `+<offset>` when non-zero and `+<c>*pid<axis>` per non-zero grid term (`-` when negative);
 // <repr> is Python's repr of the attribute; `loop=` appears only inside a loop; a location is
-// printed only when the SourceManager holds its file. Empty dst/src lists are left out.
+// printed only when the SourceManager holds its file, and never with --source-locations=none.
+// Empty dst/src lists are left out.
 #include "nkicc/cache/py_repr.h"
 #include "nkicc/ir/kernel_ir.h"
 #include "nkicc/support/file_io.h"
@@ -59,10 +65,11 @@ std::string_view loop_text(LoopKind kind) {
   return "?";
 }
 
-void append_loc(std::string &out, SourceLoc loc, const SourceManager &sources) {
-  if (!loc.valid() || loc.file > sources.file_count())
+// `sources` is null when the text leaves locations out (--source-locations=none).
+void append_loc(std::string &out, SourceLoc loc, const SourceManager *sources) {
+  if (!sources || !loc.valid() || loc.file > sources->file_count())
     return;
-  LineCol lc = sources.line_col(loc);
+  LineCol lc = sources->line_col(loc);
   out += " @";
   append_int(out, lc.line);
   out += ':';
@@ -122,7 +129,7 @@ void append_names(std::string &out, std::string_view label, const std::vector<st
   out += '\n';
 }
 
-void append_tensor(std::string &out, TensorId id, const Tensor &t, const SourceManager &sources) {
+void append_tensor(std::string &out, TensorId id, const Tensor &t, const SourceManager *sources) {
   out += "    %";
   append_int(out, id);
   out += ' ';
@@ -160,8 +167,46 @@ void append_tensor(std::string &out, TensorId id, const Tensor &t, const SourceM
   out += '\n';
 }
 
+void append_block_tensor(std::string &out, const BlockTensor &b, const SourceManager *sources) {
+  out += "    ";
+  out += b.name;
+  out += ' ';
+  out += memory_name(b.memory);
+  out += ' ';
+  out += dtype_name(b.dtype);
+  out += '[';
+  for (std::size_t d = 0; d < b.shape.size(); ++d) {
+    if (d)
+      out += ", ";
+    if (d == b.partition_dim)
+      out += "par_dim(";
+    append_int(out, b.shape[d]);
+    if (d == b.partition_dim)
+      out += ')';
+  }
+  out += "] bytes_per_partition=";
+  std::int64_t free = static_cast<std::int64_t>(dtype_size(b.dtype));
+  for (std::size_t d = b.partition_dim + 1; d < b.shape.size(); ++d)
+    free *= b.shape[d];
+  append_int(out, b.num_blocks() * free);
+  out += " blocks=[";
+  for (std::size_t i = 0; i < b.blocks.size(); ++i) {
+    if (i)
+      out += ", ";
+    if (b.blocks[i] == kNoTensor) {
+      out += '-';
+    } else {
+      out += '%';
+      append_int(out, b.blocks[i]);
+    }
+  }
+  out += ']';
+  append_loc(out, b.loc, sources);
+  out += '\n';
+}
+
 void append_instruction(std::string &out, std::size_t index, const Function &fn, const Instruction &inst,
-                        const SourceManager &sources) {
+                        const SourceManager *sources) {
   out += "    ";
   append_int(out, static_cast<std::int64_t>(index));
   out += ": ";
@@ -186,7 +231,8 @@ void append_instruction(std::string &out, std::size_t index, const Function &fn,
 
 } // namespace
 
-void print_function(TextSink &sink, const Function &fn, const SourceManager &sources) {
+void print_function(TextSink &sink, const Function &fn, const SourceManager &sources, const TextOptions &options) {
+  const SourceManager *locations = options.source_locations ? &sources : nullptr;
   std::string &out = sink.text;
   if (!sink.streaming()) {
     // Tensor lines take about 100 bytes and instruction lines up to about 200: one generous
@@ -207,21 +253,28 @@ void print_function(TextSink &sink, const Function &fn, const SourceManager &sou
   append_int(out, static_cast<std::int64_t>(fn.tensors.size()));
   out += '\n';
   for (std::size_t i = 0; i < fn.tensors.size(); ++i) {
-    append_tensor(out, static_cast<TensorId>(i), fn.tensors[i], sources);
+    append_tensor(out, static_cast<TensorId>(i), fn.tensors[i], locations);
     sink.flush_if_large();
+  }
+  if (!fn.block_tensors.empty()) {
+    out += "  block tensors: ";
+    append_int(out, static_cast<std::int64_t>(fn.block_tensors.size()));
+    out += '\n';
+    for (const BlockTensor &b : fn.block_tensors)
+      append_block_tensor(out, b, locations);
   }
   out += "  instructions: ";
   append_int(out, static_cast<std::int64_t>(fn.instructions.size()));
   out += '\n';
   for (std::size_t i = 0; i < fn.instructions.size(); ++i) {
-    append_instruction(out, i, fn, fn.instructions[i], sources);
+    append_instruction(out, i, fn, fn.instructions[i], locations);
     sink.flush_if_large();
   }
 }
 
-std::string print_function(const Function &fn, const SourceManager &sources) {
+std::string print_function(const Function &fn, const SourceManager &sources, const TextOptions &options) {
   TextSink sink;
-  print_function(sink, fn, sources);
+  print_function(sink, fn, sources, options);
   return std::move(sink.text);
 }
 

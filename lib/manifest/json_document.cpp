@@ -328,9 +328,24 @@ std::string number_too_big(std::string_view text, std::size_t offset) {
 // What stopped RapidJSON, in the user's terms. RapidJSON reads a NUL byte as the end of the
 // text and folds several faults into one code (a TAB in a string is an "invalid escape"), so
 // the bytes at the error offset decide the message.
-std::string syntax_message(std::string_view text, std::size_t offset, rapidjson::ParseErrorCode code) {
+std::string syntax_message(std::string_view text, std::size_t &offset, rapidjson::ParseErrorCode code) {
   using namespace rapidjson;
   bool at_end = offset >= text.size();
+  // What people write in JSON by habit from other formats gets its own message: a comment, and a
+  // comma before a closing bracket (located at the comma).
+  if (!at_end && (text.substr(offset, 2) == "//" || text.substr(offset, 2) == "/*" || text[offset] == '#'))
+    return "JSON does not allow comments";
+  if (!at_end && (text[offset] == '}' || text[offset] == ']')) {
+    std::size_t before = offset;
+    while (before > 0 && (text[before - 1] == ' ' || text[before - 1] == '\t' || text[before - 1] == '\n' ||
+                          text[before - 1] == '\r'))
+      --before;
+    if (before > 0 && text[before - 1] == ',') {
+      char close = text[offset];
+      offset = before - 1;
+      return fmt::format("trailing comma before '{}': JSON does not allow one", close);
+    }
+  }
   auto here = at_end ? 0u : static_cast<unsigned char>(text[offset]);
   // RFC 8259 §8.1 lets a reader ignore a byte order mark; Python's json.loads refuses one, and
   // so does nkicc, with a message that names it.
@@ -391,9 +406,11 @@ std::optional<JsonDocument> parse_json(const SourceManager &sources, FileId file
   rapidjson::ParseResult result = reader.Parse<flags>(stream, builder);
   if (!result) {
     // A handler abort has reported its own, better-located error already.
-    if (diags.error_count() == errors_before)
-      diags.error({file, static_cast<std::uint32_t>(result.Offset())},
-                  syntax_message(text, result.Offset(), result.Code()), options.error_id);
+    if (diags.error_count() == errors_before) {
+      std::size_t offset = result.Offset();
+      std::string message = syntax_message(text, offset, result.Code());
+      diags.error({file, static_cast<std::uint32_t>(offset)}, std::move(message), options.error_id);
+    }
     return std::nullopt;
   }
   // RapidJSON stops at a NUL byte as if the text ended there; nothing may follow the value.
@@ -401,8 +418,11 @@ std::optional<JsonDocument> parse_json(const SourceManager &sources, FileId file
   while (rest < text.size() && (text[rest] == ' ' || text[rest] == '\t' || text[rest] == '\n' || text[rest] == '\r'))
     ++rest;
   if (rest < text.size()) {
+    std::string_view after = text.substr(rest, 2);
     diags.error({file, static_cast<std::uint32_t>(rest)},
-                text[rest] == '\0' ? "unexpected NUL byte (binary file?)" : "unexpected text after the JSON value",
+                text[rest] == '\0'                                          ? "unexpected NUL byte (binary file?)"
+                : after == "//" || after == "/*" || text[rest] == '#' ? "JSON does not allow comments"
+                                                                             : "unexpected text after the JSON value",
                 options.error_id);
     return std::nullopt;
   }

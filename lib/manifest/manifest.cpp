@@ -125,12 +125,16 @@ private:
     return out;
   }
 
-  std::optional<TensorSpec> tensor(const JsonValue &v, const Pointer &ptr, bool allow_access_shape) {
+  /// `allow_access_shape`: an internal call's operand or result; `allow_memory`: its result.
+  std::optional<TensorSpec> tensor(const JsonValue &v, const Pointer &ptr, bool allow_access_shape,
+                                   bool allow_memory = false) {
     TensorSpec t;
     t.loc = v.loc();
     std::vector<std::string> accepted = {"shape", "dtype", "name"};
     if (allow_access_shape)
       accepted.push_back("access_shape");
+    if (allow_memory)
+      accepted.push_back("memory");
     check_fields(v, ptr, accepted);
     bool ok = true;
     if (const JsonValue *s = v.find("shape")) {
@@ -175,6 +179,23 @@ private:
       }
     } else {
       t.access_shape = t.shape;
+    }
+    if (const JsonValue *m = allow_memory ? v.find("memory") : nullptr) {
+      // Where a result the kernel writes as an output parameter lives (docs/registry.md).
+      Pointer p = pointer_append(ptr, "memory");
+      static const std::vector<std::string> kMemories = {"shared_hbm", "private_hbm"};
+      if (auto s = string(*m, p)) {
+        if (*s == "private_hbm" || *s == "shared_hbm") {
+          t.memory = *s;
+        } else {
+          error(*m, p,
+                with_suggestion(fmt::format("unknown memory {}", quote_for_message(*s)), *s, kMemories) +
+                    fmt::format(" (accepted: {})", quote_list(kMemories)));
+          ok = false;
+        }
+      } else {
+        ok = false;
+      }
     }
     if (ok) {
       // SPEC §10: sizes must not overflow; every later stage multiplies these.
@@ -415,7 +436,7 @@ private:
     return e;
   }
 
-  std::optional<std::vector<TensorSpec>> tensor_list(const JsonValue &v, const Pointer &ptr) {
+  std::optional<std::vector<TensorSpec>> tensor_list(const JsonValue &v, const Pointer &ptr, bool results) {
     if (!expect(v, Kind::Array, ptr, "an array of tensors"))
       return std::nullopt;
     std::vector<TensorSpec> out;
@@ -426,7 +447,7 @@ private:
         ok = false;
         continue;
       }
-      auto t = tensor(v.items()[i], p, true);
+      auto t = tensor(v.items()[i], p, true, results);
       ok = ok && t.has_value();
       if (t)
         out.push_back(std::move(*t));
@@ -465,7 +486,7 @@ private:
     }
     for (auto [field, list] : {std::pair{"operands", &c.operands}, std::pair{"results", &c.results}}) {
       if (const JsonValue *t = v.find(field)) {
-        auto specs = tensor_list(*t, pointer_append(ptr, field));
+        auto specs = tensor_list(*t, pointer_append(ptr, field), list == &c.results);
         ok = ok && specs.has_value();
         if (specs)
           *list = std::move(*specs);

@@ -20,13 +20,15 @@ PyConstant dims(const std::vector<std::int64_t> &v) {
   return PyConstant::list(std::move(items));
 }
 
-PyConstant tensor(const TensorSpec &t, bool with_access_shape) {
+PyConstant tensor(const TensorSpec &t, bool with_access_shape, bool with_memory = false) {
   Entries e = {{"shape", dims(t.shape)}};
   if (with_access_shape)
     e.emplace_back("access_shape", dims(t.access_shape));
   e.emplace_back("dtype", str(dtype_name(t.dtype)));
   if (!t.name.empty())
     e.emplace_back("name", str(t.name));
+  if (with_memory && !t.memory.empty())
+    e.emplace_back("memory", str(t.memory));
   return PyConstant::make_dict(std::move(e));
 }
 
@@ -56,7 +58,7 @@ PyConstant call_json(const Call &call) {
     for (const TensorSpec &t : c.operands)
       operands.push_back(tensor(t, true));
     for (const TensorSpec &t : c.results)
-      results.push_back(tensor(t, true));
+      results.push_back(tensor(t, true, true));
     e.emplace_back("internal", str(c.internal));
     e.emplace_back("kernel_name", str(c.kernel_name));
     e.emplace_back("op", str(c.op));

@@ -1,5 +1,6 @@
 #include "builder.h"
 
+#include "allocation.h"
 #include "tensor.h"
 
 #include <fmt/format.h>
@@ -22,7 +23,48 @@ ir::TensorId KernelBuilder::new_tensor(std::string name, ir::TensorRole role, ir
   fn.tensors.push_back(std::move(t));
   auto_named.push_back(auto_name_flag);
   last_writer.push_back(-1);
+  created_at.push_back(static_cast<std::uint32_t>(fn.instructions.size()));
   return static_cast<ir::TensorId>(fn.tensors.size() - 1);
+}
+
+std::uint32_t KernelBuilder::new_block_tensor(std::string name, ir::Memory memory, ir::Shape shape,
+                                             std::uint32_t partition_dim, DType dtype, bool auto_name_flag) {
+  ir::BlockTensor b;
+  b.name = std::move(name);
+  b.memory = memory;
+  b.shape = std::move(shape);
+  b.partition_dim = partition_dim;
+  b.dtype = dtype;
+  b.loc = interp.current_loc();
+  std::int64_t n = 1;
+  for (std::size_t d = 0; d < partition_dim; ++d)
+    n = checked_mul(n, b.shape[d]);
+  if (n > static_cast<std::int64_t>(max_instructions))
+    raise_error("max-instructions",
+                fmt::format("block tensor '{}' has {} blocks, more than the trace's {} instructions could use", b.name,
+                            n, max_instructions));
+  b.blocks.assign(static_cast<std::size_t>(n), ir::kNoTensor);
+  fn.block_tensors.push_back(std::move(b));
+  block_auto_named.push_back(auto_name_flag);
+  block_placement.push_back(nullptr);
+  return static_cast<std::uint32_t>(fn.block_tensors.size() - 1);
+}
+
+ir::TensorId KernelBuilder::block(std::uint32_t block_tensor, std::size_t index) {
+  ir::BlockTensor &b = fn.block_tensors[block_tensor];
+  if (b.blocks[index] == ir::kNoTensor) {
+    ir::Shape tile(b.shape.begin() + b.partition_dim, b.shape.end());
+    // A block is named after its block tensor when the trace numbers names.
+    ir::TensorId id = new_tensor(b.name, ir::TensorRole::Internal, b.memory, std::move(tile), b.dtype, false);
+    fn.tensors[id].loc = fn.block_tensors[block_tensor].loc;
+    fn.block_tensors[block_tensor].blocks[index] = id;
+    if (auto placement = block_placement[block_tensor]) {
+      std::vector<std::int64_t> block_index = fn.block_tensors[block_tensor].block_index(index);
+      place_tile(*this, id, *placement, block_index);
+    }
+    return id;
+  }
+  return b.blocks[index];
 }
 
 std::shared_ptr<TensorRef> KernelBuilder::full_view(ir::TensorId id) {

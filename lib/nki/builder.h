@@ -13,6 +13,7 @@
 namespace nkicc::nki {
 
 class TensorRef;
+class PlacementObject;
 
 class KernelBuilder {
 public:
@@ -35,6 +36,12 @@ public:
             const std::vector<ir::AccessPattern> &src, const ir::AttrList &attrs = {}) {
     emit(opcode, engine, std::span<const ir::AccessPattern>(dst.begin(), dst.size()), src, attrs);
   }
+  /// A tensor with block dimensions (`shape[:partition_dim]`): its index in
+  /// fn.block_tensors. Its blocks are made on first use.
+  std::uint32_t new_block_tensor(std::string name, ir::Memory memory, ir::Shape shape, std::uint32_t partition_dim,
+                                 DType dtype, bool auto_named);
+  /// The tile of block `index` (row-major over the block dimensions), made on first use.
+  ir::TensorId block(std::uint32_t block_tensor, std::size_t index);
   /// A fresh tile name (`add.3`) for results the kernel does not name.
   std::string auto_name(std::string_view stem);
   void rename(ir::TensorId id, std::string_view name);
@@ -47,8 +54,16 @@ public:
   std::uint64_t max_instructions;
   ir::Function fn;
   std::vector<bool> auto_named;
+  std::vector<bool> block_auto_named;
+  /// How the kernel places each block tensor's blocks (null: automatically).
+  std::vector<std::shared_ptr<PlacementObject>> block_placement;
+  /// `@nki.compiler.force_auto_alloc`: placements the kernel asks for are ignored.
+  bool force_auto_alloc = false;
   /// The index of the instruction that last wrote each tile, for `psum[...] += nl.matmul(...)`.
   ir::SegmentedVector<std::int64_t> last_writer;
+  /// How many instructions existed when each tensor was made: a tile made for an op's result
+  /// and written by that op alone was made at the op's own index.
+  ir::SegmentedVector<std::uint32_t> created_at;
 };
 
 } // namespace nkicc::nki

@@ -99,21 +99,21 @@ Value lower_memset(OpCall &c) {
   return Value::object(out);
 }
 
+// The index expression's values, laid out on the index tile's axes: `expr` is its canonical
+// text over the axes (`i0 + 8*i1`), which are the destination's dimensions.
 Value lower_iota(OpCall &c) {
   auto dtype = c.dtype();
   if (!dtype)
     raise_error("TypeError", "iota() missing required argument 'dtype'");
-  auto *ix = c.required("expr").as<IndexObject>();
+  auto ix = to_index(c.required("expr"));
   if (!ix)
     raise_error("TypeError", "the 'expr' of 'iota' must be an index expression such as nl.arange(128)[:, None]");
-  ir::Shape shape;
-  for (int i = 0; i < ix->rank; ++i)
-    shape.push_back(i == ix->axis ? ix->count : 1);
-  if (shape.size() == 1)
+  ir::Shape shape = ix->shape();
+  while (shape.size() < 2)
     shape.push_back(1);
   KernelBuilder &kb = c.kb();
   auto out = new_tile(kb, "iota", ir::Memory::Sbuf, shape, *dtype);
-  c.emit({&out->ap, 1}, {}, {{"start", PyConstant::str(ix->start.text())}, {"step", PyConstant::integer(ix->step)}});
+  c.emit({&out->ap, 1}, {}, with_mask({{"expr", PyConstant::str(ix->text())}}, c.get("mask")));
   return Value::object(out);
 }
 

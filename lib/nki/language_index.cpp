@@ -2,6 +2,7 @@
 // partition-dimension marker (nl.par_dim), the SPMD grid (nl.program_id, nl.num_programs,
 // nl.spmd_dim, nl.nc) and the NKI loop iterators.
 #include "index.h"
+#include "objects.h"
 #include "lowering.h"
 #include "op_table.h"
 #include "runtime.h"
@@ -58,11 +59,7 @@ Value lower_arange(OpCall &c) {
     step = c.integer("step");
   if (step <= 0 || stop <= start)
     raise_error("ValueError", fmt::format("nl.arange({}, {}, {}) is empty", start, stop, step));
-  auto ix = std::make_shared<IndexObject>();
-  ix->start.constant = start;
-  ix->step = step;
-  ix->count = (stop - start + step - 1) / step;
-  return Value::object(ix);
+  return make_arange(start, stop, step);
 }
 
 Value lower_ds(OpCall &c) {
@@ -72,7 +69,7 @@ Value lower_ds(OpCall &c) {
   return Value::slice(start, stop, Value());
 }
 
-Value lower_par_dim(OpCall &c) { return Value::integer(c.integer("size")); }
+Value lower_par_dim(OpCall &c) { return Value::object(std::make_shared<ParDimObject>(c.integer("size"))); }
 
 Value lower_nc(OpCall &c) { return Value::integer(c.integer("n")); }
 
@@ -113,9 +110,9 @@ const OpDef kOps[] = {
     {"par_dim(size: int)", kNone, kNoOp, lower_par_dim},
     {"nc(n: int)", kNone, kNoOp, lower_nc},
     {"spmd_dim(*dims: any)", kNone, kNoOp, lower_spmd_dim},
-    {"affine_range(start: int, stop: int? = None, step: int? = None)", kNone, kNoOp, lower_range},
-    {"sequential_range(start: int, stop: int? = None, step: int? = None)", kNone, kNoOp, lower_range},
-    {"static_range(start: int, stop: int? = None, step: int? = None)", kNone, kNoOp, lower_range},
+    {"affine_range(start: int, stop: int? = None, step: int? = None, *, directives: any = None)", kNone, kNoOp, lower_range},
+    {"sequential_range(start: int, stop: int? = None, step: int? = None, *, directives: any = None)", kNone, kNoOp, lower_range},
+    {"static_range(start: int, stop: int? = None, step: int? = None, *, directives: any = None)", kNone, kNoOp, lower_range},
 };
 
 } // namespace

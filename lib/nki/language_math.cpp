@@ -46,6 +46,10 @@ constexpr ir::Opcode kReduce = ir::Opcode::TensorReduce;
 #define NKI_BINARY(name)                                                                                               \
   OpDef{name "(x: tile_or_scalar, y: tile_or_scalar, *, dtype: dtype? = None, mask: mask? = None)", kVector, kTT,     \
         lower_binary, {}, name}
+// Comparisons and logical ops give bool tiles unless told otherwise (NKI's `dtype=bool`).
+#define NKI_COMPARE(name)                                                                                              \
+  OpDef{name "(x: tile_or_scalar, y: tile_or_scalar, *, dtype: dtype = 'bool', mask: mask? = None)", kVector, kTT,     \
+        lower_binary, {}, name}
 #define NKI_REDUCE(name)                                                                                               \
   OpDef{name "(x: tile, axis: any, *, dtype: dtype? = None, mask: mask? = None, keepdims: bool = False)", kVector,    \
         kReduce, lower_reduce, {}, name}
@@ -77,7 +81,8 @@ const OpDef kOps[] = {
     NKI_UNARY("gelu_dx"),
     NKI_UNARY("silu_dx"),
     NKI_UNARY("mish"),
-    NKI_UNARY("logical_not"),
+    OpDef{"logical_not(x: tile, *, dtype: dtype = 'bool', mask: mask? = None)", kScalar, kAct, lower_unary, {},
+          "logical_not"},
     NKI_UNARY("trunc"),
     // Binary ALU ops of two tiles, or a tile and a scalar, on the Vector engine.
     NKI_BINARY("add"),
@@ -89,15 +94,15 @@ const OpDef kOps[] = {
     NKI_BINARY("minimum"),
     NKI_BINARY("mod"),
     NKI_BINARY("fmod"),
-    NKI_BINARY("equal"),
-    NKI_BINARY("not_equal"),
-    NKI_BINARY("greater"),
-    NKI_BINARY("greater_equal"),
-    NKI_BINARY("less"),
-    NKI_BINARY("less_equal"),
-    NKI_BINARY("logical_and"),
-    NKI_BINARY("logical_or"),
-    NKI_BINARY("logical_xor"),
+    NKI_COMPARE("equal"),
+    NKI_COMPARE("not_equal"),
+    NKI_COMPARE("greater"),
+    NKI_COMPARE("greater_equal"),
+    NKI_COMPARE("less"),
+    NKI_COMPARE("less_equal"),
+    NKI_COMPARE("logical_and"),
+    NKI_COMPARE("logical_or"),
+    NKI_COMPARE("logical_xor"),
     NKI_BINARY("bitwise_and"),
     NKI_BINARY("bitwise_or"),
     NKI_BINARY("bitwise_xor"),
@@ -109,7 +114,8 @@ const OpDef kOps[] = {
     NKI_REDUCE("min"),
     NKI_REDUCE("mean"),
     NKI_REDUCE("prod"),
-    NKI_REDUCE("all"),
+    OpDef{"all(x: tile, axis: any, *, dtype: dtype = 'bool', mask: mask? = None, keepdims: bool = False)", kVector,
+          kReduce, lower_reduce, {}, "all"},
     NKI_REDUCE("any"),
     // The Tensor engine.
     {"matmul(x: tile, y: tile, *, transpose_x: bool = False, mask: mask? = None)", ir::Engine::Tensor,
@@ -121,6 +127,7 @@ const OpDef kOps[] = {
 #undef NKI_UNARY
 #undef NKI_BINARY
 #undef NKI_REDUCE
+#undef NKI_COMPARE
 
 } // namespace
 

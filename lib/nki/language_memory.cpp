@@ -1,5 +1,6 @@
 // nl's memory ops: tensor creation (nl.ndarray, nl.zeros, ...), DMA between HBM and SBUF
 // (nl.load, nl.store, nl.load_transpose2d), on-chip copies and broadcasts.
+#include "allocation.h"
 #include "lowering.h"
 #include "op_table.h"
 #include "runtime.h"
@@ -47,10 +48,17 @@ Value lower_copy(OpCall &c) {
 /// nl.ndarray and the creation ops that fill what they create.
 Value create(OpCall &c, const Value *fill) {
   std::string_view op = c.name();
-  ir::Shape shape = shape_arg(c.required("shape"), op);
+  TensorShape ts = tensor_shape_arg(c.required("shape"), op);
+  ir::Shape shape = ts.dims;
   DType dtype = *c.dtype();
   KernelBuilder &kb = c.kb();
   ir::Memory memory = buffer_arg(c.get("buffer"), ir::Memory::Sbuf);
+  std::shared_ptr<PlacementObject> placement = c.get("buffer") ? c.get("buffer")->shared_as<PlacementObject>() : nullptr;
+  if (kb.force_auto_alloc)
+    placement = nullptr;
+  if (placement && fill)
+    raise_error("err_tensor_creation_on_scratchpad_with_init_value_not_supported",
+                "Creating SBUF/PSUM tensor with init value is not supported in allocated NKI kernels.");
   if (memory == ir::Memory::SharedHbm && kb.interp.call_depth() > kb.kernel_call_depth)
     raise_error("err_shared_hbm_must_in_kernel_level", "shared_hbm buffer can only be created top level kernel scope");
   std::string name;
@@ -63,12 +71,40 @@ Value create(OpCall &c, const Value *fill) {
       auto_named = false;
     }
   }
+  if (ir::is_on_chip(memory) && ts.partition_dim > 0) {
+    // Dimensions before nl.par_dim are block dimensions: each block is a tile of the shape
+    // that follows, with its own bytes (NKI's block dimension guide).
+    ir::Shape tile(shape.begin() + static_cast<std::ptrdiff_t>(ts.partition_dim), shape.end());
+    check_partitions(tile);
+    if (memory == ir::Memory::Psum)
+      check_psum_tile(tile, dtype);
+    auto group = std::make_shared<BlockTensorRef>();
+    group->builder = &kb;
+    group->index = kb.new_block_tensor(auto_named ? std::string(op) : name, memory, shape,
+                                       static_cast<std::uint32_t>(ts.partition_dim), dtype, auto_named);
+    kb.block_placement[group->index] = placement;
+    if (placement) {
+      // The first block's place is checked where the tensor is made; each block's when made.
+      ir::Tensor first;
+      first.memory = memory;
+      first.dtype = dtype;
+      first.shape = tile;
+      std::vector<std::int64_t> zero(ts.partition_dim, 0);
+      check_place(kb, *placement, zero, first);
+    }
+    if (fill)
+      for (std::size_t b = 0; b < group->block_tensor().blocks.size(); ++b)
+        memset(kb, *group->block_view(b), *fill);
+    return Value::object(group);
+  }
   if (ir::is_on_chip(memory))
     check_partitions(shape);
   if (memory == ir::Memory::Psum)
     check_psum_tile(shape, dtype);
   ir::TensorId id = kb.new_tensor(auto_named ? kb.auto_name(op) : kb.auto_name(name), ir::TensorRole::Internal,
                                   memory, shape, dtype, auto_named);
+  if (placement)
+    place_tile(kb, id, *placement, {});
   auto view = kb.full_view(id);
   if (fill) {
     if (!ir::is_on_chip(memory))

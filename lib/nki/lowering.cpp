@@ -85,12 +85,24 @@ ir::Memory buffer_arg(const Value *v, ir::Memory fallback) {
   raise_error("TypeError", fmt::format("'buffer' must be nl.sbuf, nl.psum, nl.hbm or nl.shared_hbm, not {}", repr(*v)));
 }
 
-ir::Shape shape_arg(const Value &v, std::string_view op) {
-  ir::Shape shape;
+TensorShape tensor_shape_arg(const Value &v, std::string_view op) {
+  TensorShape out;
   auto dim = [&](const Value &d) {
-    if (d.kind != Value::Kind::Int || d.i <= 0)
-      raise_error("TypeError", fmt::format("the shape of '{}' must be positive integers, got {}", op, repr(d)));
-    shape.push_back(d.i);
+    std::int64_t n = 0;
+    if (auto *p = d.as<ParDimObject>()) {
+      if (out.par_dim)
+        raise_error("ValueError", fmt::format("the shape of '{}' marks more than one nl.par_dim", op));
+      out.partition_dim = out.dims.size();
+      out.par_dim = true;
+      n = p->size;
+    } else if (d.kind == Value::Kind::Int) {
+      n = d.i;
+    } else {
+      raise_error("TypeError", fmt::format("the shape of '{}' must be positive integers, got {}", op, trace::repr(d)));
+    }
+    if (n <= 0)
+      raise_error("TypeError", fmt::format("the shape of '{}' must be positive integers, got {}", op, trace::repr(d)));
+    out.dims.push_back(n);
   };
   if (v.kind == Value::Kind::Tuple || v.kind == Value::Kind::List) {
     for (const Value &d : v.seq().items)
@@ -98,11 +110,13 @@ ir::Shape shape_arg(const Value &v, std::string_view op) {
   } else {
     dim(v);
   }
-  if (shape.empty())
+  if (out.dims.empty())
     raise_error("TypeError", fmt::format("the shape of '{}' must have at least one dimension", op));
-  product(shape); // overflow check
-  return shape;
+  product(out.dims); // overflow check
+  return out;
 }
+
+ir::Shape shape_arg(const Value &v, std::string_view op) { return tensor_shape_arg(v, op).dims; }
 
 std::string op_name(const Value &v, std::string_view op, std::string_view param) {
   if (auto *f = v.as<BuiltinFunction>())
@@ -131,33 +145,68 @@ bool is_scalar(const Value &v) {
 }
 
 DType promote(DType a, DType b) {
-  auto rank = [](DType d) {
+  // NKI's type promotion (its "NKI Type Promotion" rules): a float beats an int; of two floats
+  // the wider, or a widened type where neither holds the other's range; of two ints the
+  // wider, or a widened signed type (int32 with uint32 widens to float32, the hardware having
+  // no int64). bool gives way to anything.
+  if (a == b)
+    return a;
+  if (a == DType::Bool)
+    return b;
+  if (b == DType::Bool)
+    return a;
+  auto is_float = [](DType d) {
     switch (d) {
     case DType::Float32:
     case DType::TFloat32:
-      return 10;
     case DType::BFloat16:
     case DType::Float16:
-      return 9;
     case DType::Float8E4M3:
     case DType::Float8E4M3FN:
     case DType::Float8E5M2:
-      return 8;
-    case DType::Int32:
-    case DType::UInt32:
-      return 5;
-    case DType::Int16:
-    case DType::UInt16:
-      return 4;
-    case DType::Int8:
-    case DType::UInt8:
-      return 3;
-    case DType::Bool:
-      return 1;
+      return true;
+    default:
+      return false;
     }
-    return 0;
   };
-  return rank(b) > rank(a) ? b : a;
+  bool fa = is_float(a), fb = is_float(b);
+  if (fa != fb)
+    return fa ? a : b;
+  std::size_t sa = dtype_size(a), sb = dtype_size(b);
+  if (fa) {
+    if (a == DType::Float32 || b == DType::Float32)
+      return DType::Float32;
+    if (sa != sb)
+      return sa > sb ? a : b;
+    return sa == 1 ? DType::BFloat16 : DType::Float32; // float16 with bfloat16; two float8s
+  }
+  auto is_signed = [](DType d) { return d == DType::Int8 || d == DType::Int16 || d == DType::Int32; };
+  bool ua = !is_signed(a), ub = !is_signed(b);
+  if (ua == ub)
+    return sa >= sb ? a : b;
+  DType u = ua ? a : b, i = ua ? b : a;
+  if (dtype_size(i) > dtype_size(u))
+    return i;
+  switch (dtype_size(u)) {
+  case 1:
+    return DType::Int16;
+  case 2:
+    return DType::Int32;
+  default:
+    return DType::Float32;
+  }
+}
+
+DType weak_scalar_dtype(const Value &v) {
+  // A Python number has no dtype of its own: NKI takes the widest the hardware has.
+  switch (v.kind) {
+  case Value::Kind::Bool:
+    return DType::UInt8;
+  case Value::Kind::Int:
+    return DType::Int32;
+  default:
+    return DType::Float32;
+  }
 }
 
 std::shared_ptr<TensorRef> new_tile(KernelBuilder &kb, std::string_view stem, ir::Memory memory, ir::Shape shape,
@@ -187,9 +236,11 @@ ir::AttrList with_mask(ir::AttrList attrs, const Value *mask) {
 }
 
 ir::Shape broadcast_shapes(const TensorRef &a, const TensorRef &b, std::string_view op, std::string_view pa,
-                           std::string_view pb) {
+                           std::string_view pb, bool partition_broadcast) {
   ir::Shape sa = a.shape(), sb = b.shape();
-  if (sa.empty() || sb.empty() || sa[0] != sb[0])
+  bool partitions_ok = !sa.empty() && !sb.empty() &&
+                       (sa[0] == sb[0] || (partition_broadcast && (sa[0] == 1 || sb[0] == 1)));
+  if (!partitions_ok)
     raise_error("err_num_partition_mismatch",
                 fmt::format("number of partitions (dimension 0 size of a tile) mismatch in parameters ({}{}, {}{}) of "
                             "'{}'",
@@ -198,7 +249,7 @@ ir::Shape broadcast_shapes(const TensorRef &a, const TensorRef &b, std::string_v
     raise_error("ValueError", fmt::format("operands of '{}' have different ranks: {}{} and {}{}", op, pa,
                                           shape_text(sa), pb, shape_text(sb)));
   ir::Shape out = sa;
-  for (std::size_t i = 1; i < sa.size(); ++i) {
+  for (std::size_t i = 0; i < sa.size(); ++i) {
     if (sa[i] == sb[i] || sb[i] == 1)
       continue;
     if (sa[i] == 1) {
@@ -212,8 +263,10 @@ ir::Shape broadcast_shapes(const TensorRef &a, const TensorRef &b, std::string_v
 }
 
 ir::AccessPattern broadcast_view(const TensorRef &t, const ir::Shape &shape) {
+  // A size-1 dimension repeats by a zero step; on the partition dimension that is a partition
+  // broadcast (every partition reads partition 0's elements).
   ir::AccessPattern ap = t.ap;
-  for (std::size_t i = 1; i < ap.pattern.size() && i < shape.size(); ++i)
+  for (std::size_t i = 0; i < ap.pattern.size() && i < shape.size(); ++i)
     if (ap.pattern[i].second == 1 && shape[i] != 1)
       ap.pattern[i] = {0, shape[i]};
   return ap;
@@ -224,7 +277,8 @@ Value tensor_tensor(KernelBuilder &kb, std::string_view op, const TensorRef &a, 
   std::string_view where = label.empty() ? op : label;
   require_on_chip(a, where, pa);
   require_on_chip(b, where, pb);
-  ir::Shape shape = broadcast_shapes(a, b, where, pa, pb);
+  // nl's ops (no label) broadcast partitions; nisa.tensor_tensor (labelled) does not.
+  ir::Shape shape = broadcast_shapes(a, b, where, pa, pb, label.empty());
   auto out = new_tile(kb, op, ir::Memory::Sbuf, shape, dtype.value_or(promote(a.tensor().dtype, b.tensor().dtype)));
   kb.emit(ir::Opcode::TensorTensor, ir::Engine::Vector, {out->ap}, {broadcast_view(a, shape), broadcast_view(b, shape)},
           {{"op", PyConstant::str(std::string(op))}});
@@ -234,8 +288,7 @@ Value tensor_tensor(KernelBuilder &kb, std::string_view op, const TensorRef &a, 
 Value tensor_scalar(KernelBuilder &kb, std::string_view op, const TensorRef &a, const Value &scalar, bool reverse,
                     std::optional<DType> dtype) {
   require_on_chip(a, op, "x");
-  DType result =
-      dtype.value_or(scalar.kind == Value::Kind::Float ? promote(a.tensor().dtype, DType::Float32) : a.tensor().dtype);
+  DType result = dtype.value_or(promote(a.tensor().dtype, weak_scalar_dtype(scalar)));
   auto out = new_tile(kb, op, ir::Memory::Sbuf, a.shape(), result);
   kb.emit(ir::Opcode::TensorScalar, ir::Engine::Vector, {out->ap}, {a.ap},
           {{"op0", PyConstant::str(std::string(op))},
@@ -423,6 +476,28 @@ void store(KernelBuilder &kb, const TensorRef &dst, std::shared_ptr<TensorRef> v
   check_store_shape(dst, *value, dst_name, value_name);
   value = to_sbuf(kb, value);
   kb.emit(ir::Opcode::Store, ir::Engine::Sync, {dst.ap}, {broadcast_view(*value, dst.shape())}, with_mask({}, mask));
+}
+
+bool write_result_into(KernelBuilder &kb, const TensorRef &target, const TensorRef &result) {
+  ir::TensorId id = result.ap.tensor;
+  std::size_t n = kb.fn.instructions.size();
+  if (n == 0 || !kb.auto_named[id] || kb.last_writer[id] != static_cast<std::int64_t>(n - 1) ||
+      kb.created_at[id] != n - 1 || !ir::is_on_chip(target.tensor().memory) || result.shape() != target.shape())
+    return false;
+  ir::Instruction &inst = kb.fn.instructions.back();
+  if (inst.num_dst != 1 || kb.fn.dst(inst)[0].tensor != id)
+    return false;
+  for (const ir::Operand &src : kb.fn.src(inst))
+    if (src.tensor == id)
+      return false;
+  // The Tensor engine writes only PSUM; a DMA only SBUF; the other engines either.
+  ir::Memory memory = target.tensor().memory;
+  if ((inst.engine == ir::Engine::Tensor && memory != ir::Memory::Psum) ||
+      (inst.engine == ir::Engine::Sync && memory != ir::Memory::Sbuf))
+    return false;
+  kb.fn.set_dst(inst, 0, target.ap);
+  kb.last_writer[target.ap.tensor] = static_cast<std::int64_t>(n - 1);
+  return true;
 }
 
 void memset(KernelBuilder &kb, const TensorRef &t, const Value &value) {

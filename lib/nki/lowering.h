@@ -24,6 +24,13 @@ std::shared_ptr<TensorRef> as_tensor(const Value &v, std::string_view op, std::s
 std::optional<DType> dtype_arg(const Value *v, std::string_view op);
 ir::Memory buffer_arg(const Value *v, ir::Memory fallback);
 ir::Shape shape_arg(const Value &v, std::string_view op);
+/// A shape as tensor creation reads it: where `nl.par_dim` marks the partition dimension.
+struct TensorShape {
+  ir::Shape dims;
+  std::size_t partition_dim = 0;
+  bool par_dim = false; ///< nl.par_dim marked it (else the legacy rule: dimension 0)
+};
+TensorShape tensor_shape_arg(const Value &v, std::string_view op);
 /// The NKI name of an op argument (`np.exp`, `nl.add`, `nl.maximum`), for instruction attrs.
 std::string op_name(const Value &v, std::string_view op, std::string_view param);
 std::int64_t int_arg(const Value &v, std::string_view op, std::string_view param);
@@ -48,16 +55,20 @@ std::int64_t product(const ir::Shape &dims, std::size_t from = 0);
 
 /// NumPy-style promotion between tile dtypes: floats win over ints, wider over narrower.
 DType promote(DType a, DType b);
+/// The dtype NKI infers for a Python number in arithmetic with a tile: bool uint8, int int32,
+/// float float32 (then promoted with the tile's).
+DType weak_scalar_dtype(const Value &v);
 std::shared_ptr<TensorRef> new_tile(KernelBuilder &kb, std::string_view stem, ir::Memory memory, ir::Shape shape,
                                     DType dtype);
 /// A matmul's attributes: every matmul of a trace has one of these two lists.
 const ir::AttrList &accumulate_attrs(bool accumulate);
 ir::AttrList with_mask(ir::AttrList attrs, const Value *mask);
-/// The result shape of an element-wise op: partition dimensions must match (NKI does not
-/// broadcast across partitions); free dimensions broadcast from 1.
+/// The result shape of an element-wise op: dimensions of size 1 broadcast. The partition
+/// dimension broadcasts only for nl's ops (`nl.add(a[128, 512], b[1, 512])`); nisa's need
+/// equal partitions (err_num_partition_mismatch).
 ir::Shape broadcast_shapes(const TensorRef &a, const TensorRef &b, std::string_view op, std::string_view pa,
-                           std::string_view pb);
-/// Broadcasts a view to `shape` by zero strides on its size-1 free dimensions.
+                           std::string_view pb, bool partition_broadcast = false);
+/// Broadcasts a view to `shape` by zero steps on its size-1 dimensions.
 ir::AccessPattern broadcast_view(const TensorRef &t, const ir::Shape &shape);
 
 // ---- shared lowerings -------------------------------------------------------------------------
@@ -84,5 +95,9 @@ std::shared_ptr<TensorRef> to_sbuf(KernelBuilder &kb, std::shared_ptr<TensorRef>
 void store(KernelBuilder &kb, const TensorRef &dst, std::shared_ptr<TensorRef> value, const Value *mask,
            std::string_view dst_name = "dst", std::string_view value_name = "value");
 void memset(KernelBuilder &kb, const TensorRef &t, const Value &value);
+/// `target[...] = <op result>`: when `result` is the fresh tile the last instruction made for
+/// it (never named, never used elsewhere) and that instruction's engine can write `target`,
+/// the instruction writes `target` itself, as NKI lowers the assignment (no copy); true then.
+bool write_result_into(KernelBuilder &kb, const TensorRef &target, const TensorRef &result);
 
 } // namespace nkicc::nki

@@ -53,6 +53,19 @@ std::optional<Value> DTypeObject::get_attr(Interpreter &, std::string_view name)
   }
 }
 
+// ---- par_dim ----------------------------------------------------------------------------------
+
+std::optional<Value> ParDimObject::binary_op(Interpreter &interp, python::BinOpKind op, const Value &other,
+                                             bool reflected) {
+  Value me = Value::integer(size);
+  return reflected ? interp.binary_op(op, other, me) : interp.binary_op(op, me, other);
+}
+
+std::optional<Value> ParDimObject::compare(Interpreter &interp, CmpOpKind op, const Value &other, bool reflected) {
+  Value me = Value::integer(size);
+  return reflected ? interp.compare(op, other, me) : interp.compare(op, me, other);
+}
+
 // ---- ranges -----------------------------------------------------------------------------------
 
 namespace {
@@ -106,17 +119,24 @@ public:
 
 } // namespace
 
+std::shared_ptr<JitKernel> as_kernel(const Value &v) {
+  if (auto k = v.shared_as<JitKernel>())
+    return k;
+  if (!v.as<FunctionObject>())
+    return nullptr;
+  auto k = std::make_shared<JitKernel>();
+  k->function = v;
+  return k;
+}
+
 std::shared_ptr<BuiltinFunction> jit_decorator(const std::string &name) {
   // `@nki.jit` and `@nki.jit(mode=...)`: both hand back a JitKernel around the function.
-  return std::make_shared<BuiltinFunction>(name, [name](Interpreter &interp, CallArgs &args) -> Value {
-    if (args.positional.size() == 1 && args.positional[0].as<FunctionObject>()) {
-      auto k = std::make_shared<JitKernel>();
-      k->function = args.positional[0];
-      return Value::object(k);
-    }
+  return std::make_shared<BuiltinFunction>(name, [name](Interpreter &, CallArgs &args) -> Value {
+    if (args.positional.size() == 1)
+      if (auto k = as_kernel(args.positional[0]))
+        return Value::object(k);
     if (!args.positional.empty())
       raise_error("TypeError", fmt::format("nki.{}() takes a kernel function", name));
-    (void)interp;
     return Value::object(jit_decorator(name));
   });
 }

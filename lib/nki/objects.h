@@ -26,6 +26,19 @@ public:
   ir::Memory memory;
 };
 
+/// `nl.par_dim(n)`: marks the partition dimension in a shape (`(8, nl.par_dim(128), 512)`);
+/// anywhere else it is the int n.
+class ParDimObject : public Object {
+public:
+  explicit ParDimObject(std::int64_t n) : size(n) {}
+  std::string_view type_name() const override { return "par_dim"; }
+  std::optional<Value> binary_op(Interpreter &interp, python::BinOpKind op, const Value &other,
+                                 bool reflected) override;
+  std::optional<Value> compare(Interpreter &interp, python::CmpOpKind op, const Value &other, bool reflected) override;
+  std::string repr() const override { return "par_dim(" + std::to_string(size) + ")"; }
+  std::int64_t size;
+};
+
 /// `nl.affine_range`, `nl.sequential_range`, `nl.static_range`: Python ranges that record
 /// their loop kind on the instructions emitted in their body.
 class NkiRangeObject : public Object {
@@ -49,9 +62,14 @@ public:
   std::optional<Value> get_attr(Interpreter &, std::string_view name) override;
   std::string repr() const override;
   Value function; ///< a FunctionObject
+  /// `@nki.compiler.force_auto_alloc`: the kernel's own allocations are ignored.
+  bool force_auto_alloc = false;
 };
 
-/// The decorator `nki.<name>` (`@nki.jit`, `@nki.jit(mode=...)`).
+/// The decorator `nki.<name>` (`@nki.jit`, `@nki.jit(mode=...)`); applied to a kernel that is
+/// already one, it gives it back.
 std::shared_ptr<BuiltinFunction> jit_decorator(const std::string &name);
+/// The kernel a decorator was given, as a JitKernel (a plain function is wrapped), or null.
+std::shared_ptr<JitKernel> as_kernel(const Value &v);
 
 } // namespace nkicc::nki

@@ -206,6 +206,8 @@ OpCall::OpCall(NkiRuntime *runtime, KernelBuilder *builder, const OpInfo &info, 
     case ParamKind::Tensor:
     case ParamKind::Tile:
     case ParamKind::Hbm: {
+      if (auto *b = v.as<BlockTensorRef>())
+        b->raise_not_a_tile();
       auto *t = v.as<TensorRef>();
       if (!t)
         wrong();
@@ -218,6 +220,8 @@ OpCall::OpCall(NkiRuntime *runtime, KernelBuilder *builder, const OpInfo &info, 
       break;
     }
     case ParamKind::TileOrScalar:
+      if (auto *b = v.as<BlockTensorRef>())
+        b->raise_not_a_tile();
       if (auto *t = v.as<TensorRef>()) {
         if (!t->out_of_bound.empty() && !masked)
           raise_error("err_tensor_access_out_of_bound", t->out_of_bound);
@@ -341,23 +345,11 @@ Value call_with_dst(NkiRuntime &rt, const OpInfo &op, Interpreter &interp, CallA
   auto r = result.shared_as<TensorRef>();
   if (!r)
     return result;
-  KernelBuilder &kb = *target->builder;
   if (op.def->dst.accumulates) {
     assign_to_view(interp, *target, result, python::BinOpKind::Add);
     return Value::none();
   }
-  // The instruction that made the result writes the destination itself.
-  std::int64_t writer = kb.last_writer[r->ap.tensor];
-  if (writer >= 0 && static_cast<std::size_t>(writer) + 1 == kb.fn.instructions.size() &&
-      ir::is_on_chip(target->tensor().memory)) {
-    ir::Instruction &inst = kb.fn.instructions.back();
-    if (inst.num_dst == 1 && kb.fn.dst(inst)[0].tensor == r->ap.tensor && r->shape() == target->shape()) {
-      check_store_shape(*target, *r, target->tensor().name, r->tensor().name);
-      kb.fn.set_dst(inst, 0, target->ap);
-      kb.last_writer[target->ap.tensor] = writer;
-      return Value::none();
-    }
-  }
+  // The instruction that made the result writes the destination itself (assign_to_view).
   assign_to_view(interp, *target, result, std::nullopt);
   return Value::none();
 }

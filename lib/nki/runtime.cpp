@@ -1,5 +1,6 @@
 #include "runtime.h"
 
+#include "allocation.h"
 #include "index.h"
 #include "op_table.h"
 
@@ -102,6 +103,8 @@ void NkiRuntime::build_modules() {
   nki->globals().set("language", Value::object(nl));
   nki->globals().set("isa", Value::object(nisa));
   nki->globals().set("typing", Value::object(typing));
+  auto compiler = make_compiler_module("neuronxcc.nki.compiler");
+  nki->globals().set("compiler", Value::object(compiler));
   neuronxcc->globals().set("nki", Value::object(nki));
 
   modules_["neuronxcc"] = neuronxcc;
@@ -114,6 +117,8 @@ void NkiRuntime::build_modules() {
   modules_["nki.language"] = nl;
   modules_["nki.isa"] = nisa;
   modules_["nki.typing"] = typing;
+  modules_["neuronxcc.nki.compiler"] = compiler;
+  modules_["nki.compiler"] = compiler;
   modules_["numpy"] = np;
 }
 

@@ -79,16 +79,14 @@ struct Bound {
   std::int64_t lo, hi; // smallest and largest index touched over all SPMD instances
 };
 
-/// The range of `start + step*k` (k in [0, count)) over every SPMD instance of the grid.
-Bound index_range(const Affine &start, std::int64_t step, std::int64_t count, const std::vector<std::int64_t> &grid) {
-  std::int64_t lo = start.constant, hi = start.constant;
-  for (std::size_t a = 0; a < start.coef.size(); ++a) {
-    std::int64_t extent = a < grid.size() ? grid[a] - 1 : 0;
-    std::int64_t term = checked_mul(start.coef[a], extent);
-    (term < 0 ? lo : hi) = checked_add(term < 0 ? lo : hi, term);
-  }
-  std::int64_t span = checked_mul(step, count - 1);
-  (span < 0 ? lo : hi) = checked_add(span < 0 ? lo : hi, span);
+/// The range of an index expression over its index tile and every SPMD instance of the grid.
+Bound index_range(const IndexObject &e, const std::vector<std::int64_t> &grid) {
+  std::int64_t lo = e.constant.constant, hi = e.constant.constant;
+  auto add = [&](std::int64_t span) { (span < 0 ? lo : hi) = checked_add(span < 0 ? lo : hi, span); };
+  for (std::size_t a = 0; a < e.constant.coef.size(); ++a)
+    add(checked_mul(e.constant.coef[a], a < grid.size() ? grid[a] - 1 : 0));
+  for (const IndexTerm &t : e.terms)
+    add(checked_mul(t.coef, t.count - 1));
   return {lo, hi};
 }
 
@@ -100,30 +98,95 @@ std::int64_t slice_int(const Value &v, const char *what) {
   raise_error("TypeError", fmt::format("slice {} must be an integer, not '{}'", what, trace::type_name(v)));
 }
 
+/// Lowers one indexing of a view to the sub-view's access pattern, checking every index
+/// against its dimension.
+class Indexer {
+public:
+  Indexer(const TensorRef &base, TensorRef &out) : base_(base), out_(out), grid_(base.builder->grid) {
+    out_.builder = base.builder;
+    out_.out_of_bound = base.out_of_bound;
+    out_.ap.tensor = base.ap.tensor;
+    out_.ap.offset = base.ap.offset;
+    out_.ap.program_offset = base.ap.program_offset;
+  }
+
+  /// Offsets the view by `step * start` and checks the indices `start + terms` against the
+  /// dimension's size.
+  void place(std::size_t d, const IndexObject &e, std::int64_t step, std::int64_t size) {
+    out_.ap.offset = checked_add(out_.ap.offset, checked_mul(step, e.constant.constant));
+    for (std::size_t a = 0; a < e.constant.coef.size(); ++a)
+      out_.ap.program_offset[a] = checked_add(out_.ap.program_offset[a], checked_mul(step, e.constant.coef[a]));
+    for (const IndexTerm &t : e.terms)
+      if (t.count <= 0)
+        raise_error("IndexError", fmt::format("empty index range on dimension {} of {} '{}'", d, base_.type_name(),
+                                              base_.tensor().name));
+    Bound b = index_range(e, grid_);
+    if ((b.lo < 0 || b.hi >= size) && out_.out_of_bound.empty())
+      out_.out_of_bound = fmt::format("Out-of-bound access for tensor `{}` on dimension {}: index range [{}, {}] "
+                                      "exceed dimension size of {}",
+                                      base_.tensor().name, d, b.lo, b.hi, size);
+  }
+
+  /// An integer or program-id index: Python's negative indices count from the end.
+  IndexObject integer(const Affine &a, std::int64_t size) {
+    IndexObject e;
+    e.constant = a;
+    if (a.is_constant() && a.constant < 0)
+      e.constant.constant += size;
+    return e;
+  }
+
+private:
+  const TensorRef &base_;
+  TensorRef &out_;
+  const std::vector<std::int64_t> &grid_;
+};
+
 } // namespace
 
 Value TensorRef::get_item(Interpreter &, const Value &key) {
   // The index parts, by address (no Value copies): indexing runs for every load and store of
   // an unrolled loop, so it allocates nothing for the usual few dimensions.
   ir::SmallVector<const Value *, 6> parts;
-  if (key.kind == Value::Kind::Tuple)
+  std::optional<std::vector<Value>> grid_parts = mgrid_items(key);
+  if (grid_parts) {
+    // `t[nl.mgrid[0:128, 0:512]]` indexes with the grid's tiles.
+    for (const Value &item : *grid_parts)
+      parts.push_back(&item);
+  } else if (key.kind == Value::Kind::Tuple) {
     for (const Value &item : key.seq().items)
       parts.push_back(&item);
-  else
+  } else {
     parts.push_back(&key);
+  }
 
   // `...` stands for as many full slices as the dimensions not otherwise indexed.
   static const Value full_slice = Value::slice(Value(), Value(), Value());
   std::size_t explicit_dims = 0;
-  bool has_ellipsis = false;
+  bool has_ellipsis = false, has_slice = false, has_multi_term = false;
+  int index_rank = -1;
   for (const Value *part : parts) {
     const Value &p = *part;
     if (p.kind == Value::Kind::Ellipsis) {
       if (has_ellipsis)
         raise_error("IndexError", "an index can only have a single ellipsis ('...')");
       has_ellipsis = true;
-    } else if (!p.is_none()) {
-      ++explicit_dims;
+      continue;
+    }
+    if (p.is_none())
+      continue;
+    ++explicit_dims;
+    if (p.kind == Value::Kind::Slice) {
+      has_slice = true;
+    } else if (auto *ix = p.as<IndexObject>()) {
+      if (!ix->terms.empty()) {
+        if (index_rank >= 0 && ix->rank != index_rank)
+          raise_error("TypeError", fmt::format("index tiles of {} and {} dimensions cannot index one tensor: place "
+                                               "both on the axes of one index space ([:, None], [None, :])",
+                                               index_rank, ix->rank));
+        index_rank = ix->rank;
+        has_multi_term = has_multi_term || ix->terms.size() > 1;
+      }
     }
   }
   std::size_t rank = ap.pattern.size();
@@ -135,114 +198,105 @@ Value TensorRef::get_item(Interpreter &, const Value &key) {
     if (p->kind == Value::Kind::Ellipsis) {
       for (std::size_t i = 0; i < rank - explicit_dims; ++i)
         expanded.push_back(&full_slice);
+      has_slice = has_slice || rank > explicit_dims;
     } else {
       expanded.push_back(p);
     }
   }
+  if (explicit_dims < rank && !has_ellipsis)
+    has_slice = true;
   while (expanded.size() -
              std::count_if(expanded.begin(), expanded.end(), [](const Value *v) { return v->is_none(); }) <
          rank)
     expanded.push_back(&full_slice);
 
   auto out = std::make_shared<TensorRef>();
-  out->builder = builder;
-  out->out_of_bound = out_of_bound;
-  out->ap.tensor = ap.tensor;
-  out->ap.offset = ap.offset;
-  out->ap.program_offset = ap.program_offset;
-  const std::vector<std::int64_t> &grid = builder->grid;
-  std::size_t dim = 0;
-  auto add_offset = [&](const Affine &start, std::int64_t step) {
-    out->ap.offset = checked_add(out->ap.offset, checked_mul(step, start.constant));
-    for (std::size_t a = 0; a < start.coef.size(); ++a)
-      out->ap.program_offset[a] = checked_add(out->ap.program_offset[a], checked_mul(step, start.coef[a]));
-  };
-  auto check = [&](std::size_t d, const Affine &start, std::int64_t step, std::int64_t count, std::int64_t size) {
-    if (count <= 0)
-      raise_error("IndexError",
-                  fmt::format("empty index range on dimension {} of {} '{}'", d, type_name(), tensor().name));
-    Bound b = index_range(start, step, count, grid);
-    if ((b.lo < 0 || b.hi >= size) && out->out_of_bound.empty())
-      out->out_of_bound = fmt::format("Out-of-bound access for tensor `{}` on dimension {}: index range [{}, {}] "
-                                      "exceed dimension size of {}",
-                                      tensor().name, d, b.lo, b.hi, size);
-  };
+  Indexer ix(*this, *out);
+  bool on_chip = ir::is_on_chip(tensor().memory);
 
-  // For index-tile indexing (`t[ip, if_]`, `t[if_, ip]`, `t[ip, k]`) the view's dimensions
-  // follow the index tiles' axes: when every index is an index tile of rank R or an integer and
-  // they number R, an index tile on axis a gives dimension a and integers fill the other axes
-  // with size 1 (`t[ip, k]` on an [P, N] tile is [P, 1]; `out[if_, ip]` is a transposed view).
-  ir::SmallVector<int, 6> tile_axis;
-  tile_axis.resize(expanded.size(), -2); // -1: an integer, >= 0: an index tile's axis
-  {
-    int tile_rank = -1;
-    std::size_t tiles = 0;
-    bool eligible = true;
+  if (index_rank >= 0 && !has_slice) {
+    // Advanced indexing: the view has the index space's axes. The index in each position is
+    // an affine combination of axes (an integer is a constant one), and axis a steps by the
+    // sum over positions of the position's stride times its coefficient of a. An integer
+    // position keeps a size-1 dimension on an axis no index tile uses, as NKI's tiles stay
+    // at least 2-D (`t[ip, k]` on a [P, N] tile is [P, 1]).
+    ir::PatternPairs by_axis;
+    by_axis.resize(static_cast<std::size_t>(index_rank), {1, 1});
     ir::SmallVector<bool, 8> used;
-    for (std::size_t k = 0; k < expanded.size() && eligible; ++k) {
-      if (auto *ix = expanded[k]->as<IndexObject>()) {
-        if (tile_rank < 0) {
-          tile_rank = ix->rank;
-          used.clear();
-          used.resize(static_cast<std::size_t>(tile_rank), false);
-        }
-        eligible = ix->rank == tile_rank && ix->axis < tile_rank && !used[static_cast<std::size_t>(ix->axis)];
-        if (eligible)
-          used[static_cast<std::size_t>(ix->axis)] = true;
-        tile_axis[k] = ix->axis;
-        ++tiles;
-      } else if (to_affine(*expanded[k])) {
-        tile_axis[k] = -1;
-      } else {
-        eligible = false;
-      }
-    }
-    eligible = eligible && tiles > 0 && expanded.size() == static_cast<std::size_t>(tile_rank);
-    if (eligible) {
-      int next_free = 0;
-      for (int &a : tile_axis)
-        if (a == -1) {
-          while (used[static_cast<std::size_t>(next_free)])
-            ++next_free;
-          a = next_free;
-          used[static_cast<std::size_t>(next_free)] = true;
-        }
-    } else {
-      tile_axis.clear();
-    }
-  }
-  ir::PatternPairs by_axis;
-  by_axis.resize(tile_axis.size(), {1, 1});
-  std::size_t part = 0;
-  for (const Value *expanded_part : expanded) {
-    const Value &p = *expanded_part;
-    std::size_t this_part = part++;
-    if (!tile_axis.empty() && to_affine(p)) {
-      // An integer keeps a size-1 dimension on its axis.
+    used.resize(static_cast<std::size_t>(index_rank), false);
+    for (const Value *p : expanded)
+      if (auto *e = p->as<IndexObject>())
+        for (const IndexTerm &t : e->terms)
+          used[static_cast<std::size_t>(t.axis)] = true;
+    ir::SmallVector<bool, 8> stepped; // an index term has set the axis's step
+    stepped.resize(static_cast<std::size_t>(index_rank), false);
+    std::size_t next_free = 0;
+    std::size_t dim = 0;
+    for (const Value *p : expanded) {
+      if (p->is_none())
+        continue;
       auto [dim_step, dim_size] = ap.pattern[dim];
-      Affine start = *to_affine(p);
-      if (start.is_constant() && start.constant < 0)
-        start.constant += dim_size;
-      check(dim, start, 1, 1, dim_size);
-      add_offset(start, dim_step);
-      by_axis[static_cast<std::size_t>(tile_axis[this_part])] = {dim_step, 1};
+      std::optional<IndexObject> e;
+      if (auto a = to_affine(*p)) {
+        e = ix.integer(*a, dim_size);
+        while (next_free < used.size() && used[next_free])
+          ++next_free;
+        if (next_free < used.size()) {
+          by_axis[next_free] = {dim_step, 1};
+          used[next_free++] = true;
+        }
+      } else if (auto *idx = p->as<IndexObject>()) {
+        e = *idx;
+        for (const IndexTerm &t : idx->terms) {
+          auto &[step, num] = by_axis[static_cast<std::size_t>(t.axis)];
+          bool fresh = !stepped[static_cast<std::size_t>(t.axis)];
+          stepped[static_cast<std::size_t>(t.axis)] = true;
+          if (!fresh && num != t.count && num != 1 && t.count != 1)
+            raise_error("IndexError", fmt::format("index tiles of {} and {} elements on axis {} cannot index {} '{}' "
+                                                  "together",
+                                                  num, t.count, t.axis, type_name(), tensor().name));
+          step = fresh ? checked_mul(dim_step, t.coef) : checked_add(step, checked_mul(dim_step, t.coef));
+          num = std::max(num, t.count);
+        }
+      } else {
+        raise_error("TypeError",
+                    fmt::format("{} indices must be integers, slices, index tiles, None or '...', not '{}'",
+                                type_name(), trace::type_name(*p)));
+      }
+      ix.place(dim, *e, dim_step, dim_size);
       ++dim;
-      continue;
     }
-    if (p.is_none()) {
+    out->ap.pattern = std::move(by_axis);
+    return Value::object(out);
+  }
+
+  if (has_multi_term)
+    raise_error("err_unsupported_mixing_basic_advanced_tensor_indexing",
+                "Mixing basic tensor indexing and advanced tensor indexing is not supported");
+
+  // Basic indexing, one view dimension per slice, None or single-axis index tile, in order.
+  // An integer drops its dimension, except on chip: a tile keeps its partition dimension
+  // (size 1), and keeps its last integer-indexed free dimension when dropping it would leave
+  // fewer than two (`stats[:, 0]` on a [128, 2] tile is [128, 1]).
+  std::size_t dim = 0;
+  std::optional<std::size_t> last_int_free; // position in out's pattern where it would go
+  std::int64_t last_int_step = 0;
+  for (const Value *p : expanded) {
+    if (p->is_none()) {
       out->ap.pattern.emplace_back(1, 1);
       continue;
     }
     auto [dim_step, dim_size] = ap.pattern[dim];
-    if (auto a = to_affine(p)) {
-      // An integer (or program-id) index selects one position and drops the dimension.
-      Affine start = *a;
-      if (start.is_constant() && start.constant < 0)
-        start.constant += dim_size;
-      check(dim, start, 1, 1, dim_size);
-      add_offset(start, dim_step);
-    } else if (p.kind == Value::Kind::Slice) {
-      const SliceData &s = p.slice_data();
+    if (auto a = to_affine(*p)) {
+      ix.place(dim, ix.integer(*a, dim_size), dim_step, dim_size);
+      if (on_chip && dim == 0) {
+        out->ap.pattern.emplace_back(dim_step, 1);
+      } else if (on_chip) {
+        last_int_free = out->ap.pattern.size();
+        last_int_step = dim_step;
+      }
+    } else if (p->kind == Value::Kind::Slice) {
+      const SliceData &s = p->slice_data();
       std::int64_t step = s.step.is_none() ? 1 : slice_int(s.step, "step");
       if (step <= 0)
         raise_error("ValueError", "NKI tensor slices need a positive step");
@@ -258,26 +312,123 @@ Value TensorRef::get_item(Interpreter &, const Value &key) {
       if (!extent.is_constant())
         raise_error("TypeError", "the length of a slice must not depend on the program id");
       std::int64_t count = extent.constant <= 0 ? 0 : (extent.constant + step - 1) / step;
-      check(dim, *lower, step, count, dim_size);
-      add_offset(*lower, dim_step);
+      IndexObject e;
+      e.constant = *lower;
+      e.terms.push_back({0, step, count});
+      ix.place(dim, e, dim_step, dim_size);
       out->ap.pattern.emplace_back(checked_mul(dim_step, step), count);
-    } else if (auto *ix = p.as<IndexObject>()) {
-      check(dim, ix->start, ix->step, ix->count, dim_size);
-      add_offset(ix->start, dim_step);
-      if (!tile_axis.empty())
-        by_axis[static_cast<std::size_t>(ix->axis)] = {checked_mul(dim_step, ix->step), ix->count};
+    } else if (auto *idx = p->as<IndexObject>()) {
+      ix.place(dim, *idx, dim_step, dim_size);
+      if (idx->terms.empty())
+        out->ap.pattern.emplace_back(dim_step, 1);
       else
-        out->ap.pattern.emplace_back(checked_mul(dim_step, ix->step), ix->count);
+        out->ap.pattern.emplace_back(checked_mul(dim_step, idx->terms[0].coef), idx->terms[0].count);
     } else {
       raise_error("TypeError", fmt::format("{} indices must be integers, slices, index tiles, None or '...', not '{}'",
-                                           type_name(), trace::type_name(p)));
+                                           type_name(), trace::type_name(*p)));
     }
     ++dim;
   }
-  if (!tile_axis.empty())
-    out->ap.pattern = std::move(by_axis);
+  if (on_chip && out->ap.pattern.size() < 2 && last_int_free)
+    out->ap.pattern.insert(out->ap.pattern.begin() + static_cast<std::ptrdiff_t>(*last_int_free),
+                           {last_int_step, 1});
   return Value::object(out);
 }
+
+// ---- block tensors ----------------------------------------------------------------------------
+
+std::optional<Value> BlockTensorRef::get_attr(Interpreter &, std::string_view name) {
+  const ir::BlockTensor &b = block_tensor();
+  if (name == "shape") {
+    std::vector<Value> dims;
+    for (std::int64_t d : b.shape)
+      dims.push_back(Value::integer(d));
+    return Value::tuple(std::move(dims));
+  }
+  if (name == "dtype")
+    return Value::object(std::make_shared<DTypeObject>(b.dtype));
+  if (name == "ndim")
+    return Value::integer(static_cast<std::int64_t>(b.shape.size()));
+  if (name == "buffer")
+    return Value::object(std::make_shared<BufferObject>(b.memory));
+  if (name == "name")
+    return Value::str(b.name);
+  return std::nullopt;
+}
+
+std::string BlockTensorRef::repr() const {
+  const ir::BlockTensor &b = block_tensor();
+  return fmt::format("tensor({}{}, {}, {}, blocks={})", b.name, shape_text(b.shape), dtype_name(b.dtype),
+                     ir::memory_name(b.memory), b.partition_dim);
+}
+
+void BlockTensorRef::on_bind(std::string_view name) {
+  if (builder->block_auto_named[index])
+    builder->fn.block_tensors[index].name = std::string(name);
+  builder->block_auto_named[index] = false;
+}
+
+bool BlockTensorRef::truthy(Interpreter &) {
+  raise_error("TypeError", fmt::format("the truth value of tensor '{}' is not known while tracing: its values exist "
+                                       "only on the device",
+                                       block_tensor().name));
+}
+
+void BlockTensorRef::raise_not_a_tile() const {
+  const ir::BlockTensor &b = block_tensor();
+  raise_error("err_failed_to_infer_tile_from_local_tensor",
+              fmt::format("Failed to infer tile from tensor '{}': its partition dimension is dimension {} of {}; "
+                          "index its block dimensions first ('{}[i]')",
+                          b.name, b.partition_dim, shape_text(b.shape), b.name));
+}
+
+std::shared_ptr<TensorRef> BlockTensorRef::block_view(std::size_t block) {
+  return builder->full_view(builder->block(index, block));
+}
+
+Value BlockTensorRef::get_item(Interpreter &interp, const Value &key) {
+  const ir::BlockTensor &b = block_tensor();
+  std::vector<Value> parts = key.kind == Value::Kind::Tuple ? key.seq().items : std::vector<Value>{key};
+  std::size_t nb = b.partition_dim;
+  auto across = [&]() {
+    raise_error("not-modelled",
+                fmt::format("nkicc does not model a view across the blocks of tensor '{}' yet: index its {} block "
+                            "dimension{} with integers ('{}[i]')",
+                            b.name, nb, nb == 1 ? "" : "s", b.name));
+  };
+  if (parts.size() < nb)
+    across();
+  std::size_t block = 0;
+  for (std::size_t d = 0; d < nb; ++d) {
+    auto a = to_affine(parts[d]);
+    if (!a || !a->is_constant())
+      across();
+    std::int64_t i = a->constant < 0 ? a->constant + b.shape[d] : a->constant;
+    if (i < 0 || i >= b.shape[d])
+      raise_error("err_tensor_access_out_of_bound",
+                  fmt::format("Out-of-bound access for tensor `{}` on dimension {}: index range [{}, {}] exceed "
+                              "dimension size of {}",
+                              b.name, d, a->constant, a->constant, b.shape[d]));
+    block = block * static_cast<std::size_t>(b.shape[d]) + static_cast<std::size_t>(i);
+  }
+  auto view = block_view(block);
+  if (parts.size() == nb)
+    return Value::object(view);
+  std::vector<Value> rest(parts.begin() + static_cast<std::ptrdiff_t>(nb), parts.end());
+  return view->get_item(interp, rest.size() == 1 ? rest[0] : Value::tuple(std::move(rest)));
+}
+
+void BlockTensorRef::set_item(Interpreter &interp, const Value &key, const Value &value) {
+  Value target = get_item(interp, key);
+  assign_to_view(interp, *target.as<TensorRef>(), value, std::nullopt);
+}
+
+void BlockTensorRef::aug_set_item(Interpreter &interp, const Value &key, BinOpKind op, const Value &value) {
+  Value target = get_item(interp, key);
+  assign_to_view(interp, *target.as<TensorRef>(), value, op);
+}
+
+// ---- assignment through a view ------------------------------------------------------------------
 
 void TensorRef::set_item(Interpreter &interp, const Value &key, const Value &value) {
   Value target = get_item(interp, key);

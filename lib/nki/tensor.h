@@ -33,6 +33,30 @@ public:
   std::string out_of_bound;
 };
 
+/// A tensor with block dimensions (`nl.ndarray((8, nl.par_dim(128), 512))`): indexing its
+/// block dimensions with integers yields the block, a tile of its own (`a[i]`, `a[i, j, :, 0:64]`).
+/// Whole, it is no tile: an op given one raises NKI's err_failed_to_infer_tile_from_local_tensor.
+class BlockTensorRef : public Object {
+public:
+  std::string_view type_name() const override { return "tensor"; }
+  std::optional<Value> get_attr(Interpreter &, std::string_view name) override;
+  Value get_item(Interpreter &, const Value &key) override;
+  void set_item(Interpreter &, const Value &key, const Value &value) override;
+  void aug_set_item(Interpreter &, const Value &key, python::BinOpKind op, const Value &value) override;
+  bool truthy(Interpreter &) override;
+  std::string repr() const override;
+  void on_bind(std::string_view name) override;
+
+  const ir::BlockTensor &block_tensor() const { return builder->fn.block_tensors[index]; }
+  /// A view of one block.
+  std::shared_ptr<TensorRef> block_view(std::size_t block);
+  /// NKI's error for using the whole block tensor where a tile is needed.
+  [[noreturn]] void raise_not_a_tile() const;
+
+  KernelBuilder *builder = nullptr;
+  std::uint32_t index = 0; ///< in fn.block_tensors
+};
+
 /// Methods of a tensor view: `x.reshape(shape)`, `x.broadcast_to(shape)`, `x.ap(...)`.
 std::optional<Value> tensor_method(Interpreter &interp, std::shared_ptr<TensorRef> self, std::string_view name);
 

@@ -56,6 +56,8 @@ void assign_to_view(Interpreter &, TensorRef &target, const Value &value, std::o
     }
     require_on_chip(*v, "copy", "src");
     check_store_shape(target, *v, t.name, v->tensor().name);
+    if (write_result_into(kb, target, *v))
+      return;
     kb.emit(ir::Opcode::TensorCopy, ir::Engine::Vector, {target.ap}, {broadcast_view(*v, target.shape())});
     return;
   }
@@ -80,7 +82,7 @@ void assign_to_view(Interpreter &, TensorRef &target, const Value &value, std::o
     raise_error("TypeError", "unsupported augmented assignment operator on a tile");
   if (v) {
     require_on_chip(*v, name, "y");
-    broadcast_shapes(target, *v, name, "x", "y");
+    broadcast_shapes(target, *v, name, "x", "y", true);
     kb.emit(ir::Opcode::TensorTensor, ir::Engine::Vector, {target.ap}, {target.ap, broadcast_view(*v, target.shape())},
             {{"op", PyConstant::str(std::string(name))}});
   } else {

@@ -428,15 +428,33 @@ bool visit_select(Executor &ex, const bir::KernelInstruction &inst) {
   return elementwise(ex, inst, inst.src, [](const double *v, std::size_t) { return v[0] != 0 ? v[1] : v[2]; });
 }
 
-/// Iota: element k (of the single axis the index expression spans) is start + step * k, with
-/// the program ids of `start` bound to the instance's.
+/// Iota: element c is the affine `expr` over the destination's coordinates (`iK` is
+/// coordinate K), with the program ids bound to the instance's. (Blobs written before `expr`
+/// carry `start` and `step`: element k of the one axis spanned is start + step * k.)
+// nki: `expr` replaced start/step when index tiles became affine combinations of axes.
 bool visit_iota(Executor &ex, const bir::KernelInstruction &inst) {
   if (!operand_count(ex, inst, 1, 0, 0))
     return false;
+  if (const PyConstant *expr = ex.attr("expr")) {
+    if (expr->kind != PyConstant::Kind::Str)
+      return ex.fail("its 'expr' attribute is not a string");
+    const Predicate *p = ex.predicate(expr->s, "expr");
+    if (!p)
+      return false;
+    std::vector<std::int64_t> shape = Executor::shape_of(inst.dst[0]);
+    std::vector<std::int64_t> c(shape.size(), 0);
+    return elementwise(ex, inst, {}, [&](const double *, std::size_t i) {
+      for (std::size_t d = shape.size(); d-- > 0;) {
+        c[d] = static_cast<std::int64_t>(i) % shape[d];
+        i /= static_cast<std::size_t>(shape[d]);
+      }
+      return static_cast<double>(p->value(c));
+    });
+  }
   const PyConstant *start = ex.attr("start");
   double step = 1;
   if (!start || start->kind != PyConstant::Kind::Str)
-    return ex.fail("it has no 'start' attribute");
+    return ex.fail("it has no 'expr' attribute");
   if (!number_attr(ex, "step", step))
     return false;
   const Predicate *p = ex.predicate(start->s, "start");

@@ -3,6 +3,7 @@
 // kernel's specialization cache (seed 001 §5).
 #include "nkicc/trace/tracer.h"
 
+#include "nki/objects.h"
 #include "nki/runtime.h"
 #include "nkicc/cache/cache_key.h"
 #include "nkicc/cache/py_repr.h"
@@ -96,6 +97,30 @@ void drop_unused_tiles(ir::Function &fn) {
   for (const ir::Instruction &inst : fn.instructions)
     for (ir::Operand &op : fn.operands(inst))
       op.tensor = remap[op.tensor];
+  for (ir::BlockTensor &b : fn.block_tensors)
+    for (ir::TensorId &id : b.blocks)
+      if (id != ir::kNoTensor)
+        id = used[id] ? remap[id] : ir::kNoTensor;
+}
+
+/// A kernel may return its HBM tensor through a reshape (`return out.reshape(shape)`): a view
+/// of the whole tensor, contiguous from its start, is that tensor with the view's shape, so the
+/// tensor takes it. Other views keep the tensor's own shape.
+void adopt_whole_view_shape(ir::Tensor &tensor, const TensorRef &view) {
+  const ir::AccessPattern &ap = view.ap;
+  if (ap.offset != 0 || std::any_of(ap.program_offset.begin(), ap.program_offset.end(), [](auto o) { return o; }))
+    return;
+  std::int64_t step = 1;
+  for (std::size_t i = ap.pattern.size(); i-- > 0;) {
+    if (ap.pattern[i].first != step && ap.pattern[i].second != 1)
+      return;
+    step *= ap.pattern[i].second;
+  }
+  std::int64_t elements = 1;
+  for (std::int64_t d : tensor.shape)
+    elements *= d;
+  if (step == elements)
+    tensor.shape = view.shape();
 }
 
 } // namespace
@@ -180,6 +205,7 @@ struct Tracer::Impl {
   struct KernelRef {
     const python::FunctionDefStmt *def = nullptr;
     Value callable;
+    bool force_auto_alloc = false; ///< `@nki.compiler.force_auto_alloc`
   };
   std::optional<KernelRef> find_kernel(const ExternalCall &call) {
     for (std::size_t i = 0; i < modules.size(); ++i) {
@@ -193,7 +219,7 @@ struct Tracer::Impl {
         return std::nullopt;
       }
       Value fn = v->as<JitKernel>() ? v->as<JitKernel>()->function : *v;
-      return KernelRef{def, fn};
+      return KernelRef{def, fn, v->as<JitKernel>() && v->as<JitKernel>()->force_auto_alloc};
     }
     diags.internal_error(fmt::format("kernel '{}' was resolved but not found", call.kernel));
     return std::nullopt;
@@ -227,7 +253,11 @@ struct Tracer::Impl {
       }
     }
     ++cache.misses;
-    auto result = run(call, e, *kernel, names);
+    std::unique_ptr<KernelTrace> result;
+    if (options.find_specialization)
+      result = options.find_specialization(call, key_text);
+    if (!result)
+      result = run(call, e, *kernel, names);
     if (!result)
       return nullptr;
     result->specialization_key = key_text;
@@ -244,6 +274,7 @@ struct Tracer::Impl {
                                    const std::vector<std::string> &names) {
     KernelBuilder kb(*interp, *target.info, e.grid, options.max_instructions);
     kb.fn.name = e.kernel;
+    kb.force_auto_alloc = kernel.force_auto_alloc;
     auto result = std::make_unique<KernelTrace>();
     result->grid = e.grid;
     result->platform_target_is_fallback = target.is_fallback;
@@ -290,11 +321,11 @@ struct Tracer::Impl {
 
   std::map<FileId, std::shared_ptr<ModuleObject>> registry_modules;
 
-  bool load_registry_source(const python::Module &module) {
+  bool load_registry_source(const python::Module &module, const std::string &name) {
     if (registry_modules.count(module.file))
       return true;
     try {
-      registry_modules[module.file] = interp->run_module(module, file_stem(sources.name(module.file)));
+      registry_modules[module.file] = interp->run_module(module, name);
       return true;
     } catch (const TraceError &e) {
       report(e, nullptr);
@@ -317,9 +348,7 @@ struct Tracer::Impl {
       std::vector<std::string> defined;
       for (const python::FunctionDefStmt *f : source.functions)
         defined.emplace_back(f->name);
-      std::string suggestion = closest_match(entry.entry, defined);
-      if (!suggestion.empty())
-        d.message += fmt::format("; did you mean '{}'?", suggestion);
+      d.message = with_did_you_mean(std::move(d.message), entry.entry, defined);
       d.id = "registry";
       if (entry.entry_loc.valid()) {
         Diagnostic n;
@@ -344,53 +373,14 @@ struct Tracer::Impl {
       ~Reset() { rt.current = nullptr; }
     } reset{runtime};
     try {
-      std::vector<ir::TensorId> inputs;
-      // Seed 000 _resolve_kernel_config: operands become the kernel's tensors (their access
-      // shapes), result dimensions and attrs its constants.
-      auto marshal = [&](const RegistryArg &arg, const std::string &name) -> std::optional<Value> {
-        switch (arg.kind) {
-        case RegistryArg::Kind::Operand: {
-          if (arg.index >= c.operands.size())
-            raise_error("registry", fmt::format("registry kernel '{}' takes operand {}, but the op has {}",
-                                                entry.func_name, arg.index, c.operands.size()));
-          const TensorSpec &t = c.operands[arg.index];
-          ir::TensorId id =
-              kb.new_tensor(name, ir::TensorRole::Input, ir::Memory::SharedHbm, t.access_shape, t.dtype, false);
-          kb.fn.tensors[id].loc = parameter_loc(*def, name);
-          inputs.push_back(id);
-          kb.fn.input_names.push_back(name);
-          return Value::object(kb.full_view(id));
-        }
-        case RegistryArg::Kind::ResultDim: {
-          if (arg.index >= c.results.size() || arg.dim >= c.results[arg.index].access_shape.size())
-            raise_error("registry", fmt::format("registry kernel '{}' reads dimension {} of result {}, which the op "
-                                                "does not have",
-                                                entry.func_name, arg.dim, arg.index));
-          return Value::integer(c.results[arg.index].access_shape[arg.dim]);
-        }
-        case RegistryArg::Kind::Attr: {
-          for (const auto &[k, v] : c.attrs.dict)
-            if (k == arg.attr) {
-              result->constant_values.emplace_back(name, v);
-              return to_value(v);
-            }
-          if (arg.value) {
-            result->constant_values.emplace_back(name, *arg.value);
-            return to_value(*arg.value);
-          }
-          return std::nullopt;
-        }
-        case RegistryArg::Kind::Const:
-          result->constant_values.emplace_back(name, *arg.value);
-          return to_value(*arg.value);
-        }
-        return std::nullopt;
-      };
+      InternalBinding binding;
+      binding.written.resize(c.results.size());
+      Marshal m{call, entry, *module->second, *def, kb, binding, *result};
       CallArgs args;
       args.loc = call.loc;
       for (std::size_t i = 0; i < entry.args.size(); ++i) {
         std::string name = i < names.size() ? names[i] : fmt::format("arg{}", i);
-        auto v = marshal(entry.args[i], name);
+        auto v = marshal(m, entry.args[i], name);
         if (!v)
           raise_error("registry", fmt::format("internal call has no attr '{}' for positional argument '{}' of "
                                               "registry kernel '{}'",
@@ -398,12 +388,11 @@ struct Tracer::Impl {
         args.positional.push_back(std::move(*v));
       }
       for (const auto &[name, arg] : entry.kwargs)
-        if (auto v = marshal(arg, name))
+        if (auto v = marshal(m, arg, name))
           args.keywords.emplace_back(name, std::move(*v));
       kb.kernel_call_depth = 0;
       Value ret = interp->call(callable, args);
-      collect_returns(kb, ret, inputs, *result, entry.func_name, def->begin());
-      check_results(c, *result, entry.func_name);
+      collect_internal_results(kb, ret, binding, *result, c, entry.func_name, def->begin());
     } catch (const TraceError &err) {
       TraceError located = err;
       if (!located.loc.valid())
@@ -416,20 +405,272 @@ struct Tracer::Impl {
     return result;
   }
 
-  /// The op's results must be what the registry kernel returns: count, access shapes, dtypes.
-  void check_results(const InternalCall &c, const KernelTrace &result, const std::string &func_name) {
-    if (result.returns.size() != c.results.size())
-      raise_error("registry", fmt::format("registry kernel '{}' returns {} tensor{}, but the op has {} result{}",
-                                          func_name, result.returns.size(), result.returns.size() == 1 ? "" : "s",
-                                          c.results.size(), c.results.size() == 1 ? "" : "s"));
-    for (std::size_t i = 0; i < c.results.size(); ++i) {
-      const ReturnedTensor &r = result.returns[i];
-      const TensorSpec &want = c.results[i];
-      if (r.shape != want.access_shape || r.dtype != want.dtype)
-        raise_error("registry", fmt::format("registry kernel '{}' returns {} {} as result {}, but the op's result is "
-                                            "{} {}",
-                                            func_name, shape_text(r.shape), dtype_name(r.dtype), i,
-                                            shape_text(want.access_shape), dtype_name(want.dtype)));
+  /// The tensors an internal call's arguments created: operands (inputs, in argument order) and
+  /// the output tensor passed for each result ({"result": i}), if any.
+  struct InternalBinding {
+    std::vector<ir::TensorId> inputs;
+    std::vector<std::optional<ir::TensorId>> written;
+  };
+
+  /// What marshalling one internal call's arguments works on.
+  struct Marshal {
+    const Call &call;
+    const RegistryEntry &entry;
+    ModuleObject &module;
+    const python::FunctionDefStmt &def;
+    KernelBuilder &kb;
+    InternalBinding &binding;
+    KernelTrace &result;
+  };
+
+  static Value shape_tuple(const std::vector<std::int64_t> &shape) {
+    std::vector<Value> dims;
+    dims.reserve(shape.size());
+    for (std::int64_t d : shape)
+      dims.push_back(Value::integer(d));
+    return Value::tuple(std::move(dims));
+  }
+
+  /// A registry argument's value for this call (seed 000 _resolve_kernel_config): operands become
+  /// the kernel's HBM tensors (their access shapes), results output tensors it writes, the rest
+  /// constants. nullopt: an attr the op does not have and no default (the parameter is not passed).
+  std::optional<Value> marshal(Marshal &m, const RegistryArg &arg, const std::string &name) {
+    const InternalCall &c = m.call.internal();
+    const std::string &kernel = m.entry.func_name;
+    auto operand = [&]() -> const TensorSpec & {
+      if (arg.index >= c.operands.size())
+        raise_error("registry",
+                    fmt::format("registry kernel '{}' takes operand {}, but the op has {}", kernel, arg.index,
+                                c.operands.size()));
+      return c.operands[arg.index];
+    };
+    auto op_result = [&]() -> const TensorSpec & {
+      if (arg.index >= c.results.size())
+        raise_error("registry", fmt::format("registry kernel '{}' takes result {}, but the op has {} result{}", kernel,
+                                            arg.index, c.results.size(), c.results.size() == 1 ? "" : "s"));
+      return c.results[arg.index];
+    };
+    auto constant = [&](const PyConstant &v) {
+      m.result.constant_values.emplace_back(name, v);
+      return to_value(v);
+    };
+    switch (arg.kind) {
+    case RegistryArg::Kind::Operand: {
+      const TensorSpec &t = operand();
+      ir::TensorId id =
+          m.kb.new_tensor(name, ir::TensorRole::Input, ir::Memory::SharedHbm, t.access_shape, t.dtype, false);
+      m.kb.fn.tensors[id].loc = parameter_loc(m.def, name);
+      m.binding.inputs.push_back(id);
+      m.kb.fn.input_names.push_back(name);
+      return Value::object(m.kb.full_view(id));
+    }
+    case RegistryArg::Kind::OperandShape:
+      return shape_tuple(operand().access_shape);
+    case RegistryArg::Kind::Result: {
+      // An output parameter (pass-by-reference, seed 001 §3): the kernel writes the op's result
+      // into it, in shared or private HBM as the op's result says.
+      const TensorSpec &t = op_result();
+      ir::Memory memory = t.memory == "private_hbm" ? ir::Memory::PrivateHbm : ir::Memory::SharedHbm;
+      ir::TensorId id = m.kb.new_tensor(name, ir::TensorRole::Output, memory, t.access_shape, t.dtype, false);
+      m.kb.fn.tensors[id].loc = parameter_loc(m.def, name);
+      m.binding.written[arg.index] = id;
+      return Value::object(m.kb.full_view(id));
+    }
+    case RegistryArg::Kind::ResultShape:
+      return shape_tuple(op_result().access_shape);
+    case RegistryArg::Kind::ResultDim: {
+      if (arg.index >= c.results.size() || arg.dim >= c.results[arg.index].access_shape.size())
+        raise_error("registry", fmt::format("registry kernel '{}' reads dimension {} of result {}, which the op "
+                                            "does not have",
+                                            kernel, arg.dim, arg.index));
+      return Value::integer(c.results[arg.index].access_shape[arg.dim]);
+    }
+    case RegistryArg::Kind::Attr:
+      for (const auto &[k, v] : c.attrs.dict)
+        if (k == arg.attr)
+          return constant(v);
+      if (arg.value)
+        return constant(*arg.value);
+      return std::nullopt;
+    case RegistryArg::Kind::Const:
+      return constant(*arg.value);
+    case RegistryArg::Kind::DType: {
+      std::string dname(dtype_name(arg.dtype));
+      auto nl = std::dynamic_pointer_cast<ModuleObject>(runtime.resolve("neuronxcc.nki.language"));
+      Value *v = nl ? nl->globals().find_local(dname == "bool" ? "bool_" : dname) : nullptr;
+      if (!v)
+        raise_error("internal", fmt::format("nkicc bug: no nl.{} for a registry dtype argument", dname));
+      m.result.constant_values.emplace_back(name, PyConstant::str(dname));
+      return *v;
+    }
+    case RegistryArg::Kind::Object:
+      return object_argument(m, arg, name);
+    }
+    return std::nullopt;
+  }
+
+  /// {"object": "A.B.C", "fields"?: {...}}: `A` of the kernel's module, then its attributes, then
+  /// a call with the fields as keyword arguments (an enum member, a dataclass or namedtuple).
+  /// Errors are located at the registry's "object" value.
+  Value object_argument(Marshal &m, const RegistryArg &arg, const std::string &name) {
+    const std::string &kernel = m.entry.func_name;
+    std::string_view path = arg.object;
+    std::size_t dot = path.find('.');
+    std::string head(path.substr(0, dot));
+    Value *found = m.module.globals().find_local(head);
+    if (!found) {
+      std::vector<std::string> defined;
+      for (const Scope::Entry &e : m.module.globals().entries())
+        if (e.bound)
+          defined.emplace_back(e.name());
+      raise_error("registry",
+                  with_did_you_mean(fmt::format("registry kernel '{}' passes '{}' as '{}', but module '{}' defines "
+                                                "no '{}'",
+                                                kernel, arg.object, name, m.entry.module, head),
+                                    head, defined),
+                  arg.value_loc);
+    }
+    Value v = *found;
+    std::string reached = head;
+    while (dot != std::string_view::npos) {
+      std::size_t next = path.find('.', dot + 1);
+      std::string attr(path.substr(dot + 1, next == std::string_view::npos ? std::string_view::npos : next - dot - 1));
+      std::optional<Value> a = interp->find_attr(v, attr);
+      if (!a)
+        raise_error("registry",
+                    fmt::format("registry kernel '{}' passes '{}' as '{}', but '{}' (a '{}') has no attribute '{}'",
+                                kernel, arg.object, name, reached, type_name(v), attr),
+                    arg.value_loc);
+      v = std::move(*a);
+      reached += "." + attr;
+      dot = next;
+    }
+    if (arg.fields) {
+      CallArgs args;
+      args.loc = m.call.loc;
+      for (const auto &[field, value] : *arg.fields)
+        args.keywords.emplace_back(field, to_value(value));
+      try {
+        v = interp->call(v, args);
+      } catch (TraceError &e) {
+        e.notes.emplace_back(arg.value_loc,
+                             fmt::format("while building registry argument '{}' of '{}' from '{}'", name, kernel,
+                                         arg.object));
+        throw;
+      }
+    }
+    m.result.constant_values.emplace_back(name, constant_of(v, arg.object));
+    return v;
+  }
+
+  static std::string with_did_you_mean(std::string message, std::string_view word,
+                                       const std::vector<std::string> &candidates) {
+    std::string best = closest_match(word, candidates);
+    if (!best.empty())
+      message += fmt::format("; did you mean '{}'?", best);
+    return message;
+  }
+
+  /// A built argument as backend_config's constant_values records it: plain values as they are,
+  /// anything else (an enum member, a class instance) by the registry's spelling of it.
+  static PyConstant constant_of(const Value &v, const std::string &spelling) {
+    switch (v.kind) {
+    case Value::Kind::None:
+      return PyConstant::none();
+    case Value::Kind::Bool:
+      return PyConstant::boolean(v.b);
+    case Value::Kind::Int:
+      return PyConstant::integer(v.i);
+    case Value::Kind::Float:
+      return PyConstant::floating(v.f);
+    case Value::Kind::Str:
+      return PyConstant::str(std::string(v.str_text()));
+    default:
+      break;
+    }
+    if (auto *d = v.as<nki::DTypeObject>())
+      return PyConstant::str(std::string(dtype_name(d->dtype)));
+    return PyConstant::str(spelling);
+  }
+
+  /// An internal kernel's results (SPEC §7, issue 12): each op result is either an output
+  /// parameter the kernel wrote or one of the tensors it returns (None, one tensor, or a tuple),
+  /// the returned ones filling the results not passed as parameters, in order. Unlike an
+  /// external kernel's, they may live in private HBM (seed 001: the internal, materialized node
+  /// arrives with private_hbm); on-chip tiles are refused.
+  void collect_internal_results(KernelBuilder &kb, const Value &ret, const InternalBinding &binding,
+                                KernelTrace &result, const InternalCall &c, const std::string &kernel,
+                                SourceLoc def_loc) {
+    std::vector<Value> items;
+    bool sequence = ret.kind == Value::Kind::Tuple || ret.kind == Value::Kind::List;
+    if (sequence)
+      items = ret.seq().items;
+    else if (!ret.is_none())
+      items.push_back(ret);
+    std::size_t n = c.results.size();
+    std::vector<std::optional<ir::TensorId>> produced = binding.written;
+    auto written = static_cast<std::size_t>(
+        std::count_if(produced.begin(), produced.end(), [](const auto &t) { return t.has_value(); }));
+    std::size_t next = 0;     // the next result not passed as a parameter
+    std::size_t returned = 0; // returned tensors that are not output parameters
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      auto *t = items[i].as<TensorRef>();
+      if (!t)
+        raise_error(
+            "TypeError",
+            fmt::format("kernel '{}' must return tensors, but return value {} is '{}'", kernel, i, type_name(items[i])),
+            def_loc);
+      ir::Tensor &tensor = kb.fn.tensors[t->ap.tensor];
+      if (tensor.memory != ir::Memory::SharedHbm && tensor.memory != ir::Memory::PrivateHbm)
+        raise_error("registry",
+                    fmt::format("registry kernel '{}' returns '{}' in {}: an internal kernel's results must be in HBM "
+                                "(nl.shared_hbm or nl.private_hbm)",
+                                kernel, tensor.name, ir::memory_name(tensor.memory)),
+                    tensor.loc.valid() ? tensor.loc : def_loc);
+      if (std::find(binding.written.begin(), binding.written.end(), t->ap.tensor) != binding.written.end())
+        continue; // an output parameter handed back: already its result
+      adopt_whole_view_shape(tensor, *t);
+      ++returned;
+      while (next < n && produced[next])
+        ++next;
+      if (next < n) {
+        const TensorSpec &want = c.results[next];
+        if (tensor.shape.to_vector() != want.access_shape || tensor.dtype != want.dtype)
+          raise_error("registry", fmt::format("registry kernel '{}' returns {} {} as result {}, but the op's result "
+                                              "is {} {}",
+                                              kernel, shape_text(tensor.shape.to_vector()), dtype_name(tensor.dtype),
+                                              next, shape_text(want.access_shape), dtype_name(want.dtype)));
+        if (!want.memory.empty() && want.memory != ir::memory_name(tensor.memory))
+          raise_error("registry", fmt::format("registry kernel '{}' returns result {} in {}, but the op's result is "
+                                              "in {}",
+                                              kernel, next, ir::memory_name(tensor.memory), want.memory));
+        produced[next++] = t->ap.tensor;
+      }
+    }
+    if (returned + written != n) {
+      if (written == 0)
+        raise_error("registry", fmt::format("registry kernel '{}' returns {} tensor{}, but the op has {} result{}",
+                                            kernel, returned, returned == 1 ? "" : "s", n, n == 1 ? "" : "s"));
+      raise_error("registry",
+                  fmt::format("registry kernel '{}' returns {} tensor{}, but the op has {} result{} and {} of them {} "
+                              "passed as output parameter{}",
+                              kernel, returned, returned == 1 ? "" : "s", n, n == 1 ? "" : "s", written,
+                              written == 1 ? "is" : "are", written == 1 ? "" : "s"));
+    }
+    for (ir::TensorId id : binding.inputs)
+      if (kb.fn.tensors[id].memory != ir::Memory::SharedHbm)
+        raise_error("err_shared_hbm_guard", "The input and output tensor of a NKI kernel must be in shared_hbm address "
+                                            "space");
+    result.result_is_sequence = sequence || n != 1;
+    for (std::size_t i = 0; i < n; ++i) {
+      ir::Tensor &tensor = kb.fn.tensors[*produced[i]];
+      auto in = std::find(binding.inputs.begin(), binding.inputs.end(), *produced[i]);
+      if (in != binding.inputs.end())
+        result.aliases.emplace_back(static_cast<std::size_t>(in - binding.inputs.begin()), i);
+      else
+        tensor.role = ir::TensorRole::Output;
+      kb.fn.output_names.push_back(tensor.name);
+      result.returns.push_back({tensor.name, tensor.shape.to_vector(), tensor.dtype});
     }
   }
 
@@ -443,11 +684,46 @@ struct Tracer::Impl {
       TraceError err;
       err.loc = t.loc;
       err.id = failure->memory == ir::Memory::Psum ? "err_psum_allocation" : "err_sbuf_allocation";
+      if (failure->overlaps != ir::kNoTensor) {
+        // Two tiles the kernel placed itself (NKI's direct allocation guide, "Lifetime Conflicts").
+        const ir::Tensor &u = kb.fn.tensors[failure->overlaps];
+        err.id = "err_allocation_lifetime_conflict";
+        err.message = fmt::format(
+            "tiles '{}' and '{}' are allocated on overlapping {} addresses (partitions [{}, {}) bytes [{}, {}) and "
+            "partitions [{}, {}) bytes [{}, {})) while both are alive",
+            u.name, t.name, failure->memory == ir::Memory::Psum ? "PSUM" : "SBUF", u.partition_start,
+            u.partition_start + (u.shape.empty() ? 0 : u.shape[0]), u.byte_offset, u.byte_offset + u.bytes_per_partition,
+            t.partition_start, t.partition_start + (t.shape.empty() ? 0 : t.shape[0]), t.byte_offset,
+            t.byte_offset + t.bytes_per_partition);
+        err.notes.emplace_back(u.loc, fmt::format("'{}' is allocated here", u.name));
+        report(err, &call);
+        return false;
+      }
+      if (t.user_placed) {
+        err.message = fmt::format("{} allocation of tile '{}' {} of {} at bytes [{}, {}) exceeds the {} bytes of a "
+                                  "partition",
+                                  failure->memory == ir::Memory::Psum ? "PSUM" : "SBUF", t.name, shape_text(t.shape),
+                                  dtype_name(t.dtype), failure->in_use, failure->in_use + failure->needed,
+                                  failure->capacity);
+        report(err, &call);
+        return false;
+      }
       err.message = fmt::format("{} allocation failed: tile '{}' {} of {} needs {} bytes per partition, but {} of the "
                                 "{} bytes are in use by live tiles",
                                 failure->memory == ir::Memory::Psum ? "PSUM" : "SBUF", t.name, shape_text(t.shape),
                                 dtype_name(t.dtype), failure->needed, failure->in_use, failure->capacity);
       report(err, &call);
+      return false;
+    }
+    // A layout that runs past a tile is nkicc's bug, never the kernel's: stop before emitting it.
+    if (auto bad = ir::check_layout(kb.fn, kb.grid, target.info->sbuf_bytes_per_partition,
+                                    target.info->psum_bytes_per_partition)) {
+      std::string where = bad->instruction == ir::kNoInstruction
+                              ? std::string("the allocation")
+                              : fmt::format("instruction {} ({})", bad->instruction,
+                                            ir::opcode_name(kb.fn.instructions[bad->instruction].opcode));
+      diags.internal_error(fmt::format("layout check failed for call {} of kernel '{}' at {}: {}", call.index,
+                                       kb.fn.name, where, bad->message));
       return false;
     }
     result.function = std::move(kb.fn);
@@ -478,6 +754,7 @@ struct Tracer::Impl {
             fmt::format("kernel '{}' must return tensors, but return value {} is '{}'", kernel, i, type_name(items[i])),
             def_loc);
       ir::Tensor &tensor = kb.fn.tensors[t->ap.tensor];
+      adopt_whole_view_shape(tensor, *t);
       // Located where the kernel created the tensor it returns.
       if (tensor.memory != ir::Memory::SharedHbm)
         raise_error("err_shared_hbm_guard",
@@ -504,7 +781,9 @@ bool Tracer::load_modules() { return impl_->load_modules(); }
 
 const KernelTrace *Tracer::trace_call(const Call &call) { return impl_->trace_call(call); }
 
-bool Tracer::load_registry_source(const python::Module &module) { return impl_->load_registry_source(module); }
+bool Tracer::load_registry_source(const python::Module &module, const std::string &name) {
+  return impl_->load_registry_source(module, name);
+}
 
 std::shared_ptr<KernelTrace> Tracer::trace_internal(const Call &call, const RegistryEntry &entry,
                                                     const python::Module &source) {

@@ -13,7 +13,10 @@ config.excludes = ["Inputs"]
 path = os.pathsep.join([config.nkicc_bin_dir, config.llvm_bin_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
 config.environment["PATH"] = path
 # Diagnostics and logs must not depend on the machine running the suite.
-for var in ("NKICC_LOG_LEVEL", "NO_COLOR", "NEURON_PLATFORM_TARGET_OVERRIDE", "NKICC_DMI_PRODUCT_NAME"):
+for var in ("NKICC_LOG_LEVEL", "NO_COLOR", "NEURON_PLATFORM_TARGET_OVERRIDE", "NKICC_DMI_PRODUCT_NAME",
+            "NKICC_CACHE_DIR", "NKICC_CACHE_MAX_SIZE", "NKICC_REMOTE_CACHE", "NKICC_CACHE_TEST_KILL_MID_WRITE",
+            "NKICC_CACHE_TEST_FAIL_WRITE", "http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy",
+            "ALL_PROXY"):
     config.environment.pop(var, None)
 # No test may read the machine's real DMI name: point it at a file that does not exist.
 config.environment["NKICC_DMI_PRODUCT_NAME"] = "/nonexistent/nkicc-test/product_name"
@@ -44,3 +47,26 @@ with tempfile.TemporaryDirectory() as probe:
 # A device whose writes fail with ENOSPC, for output errors part way through.
 if os.path.exists("/dev/full"):
     config.available_features.add("dev-full")
+
+# The remote cache tests start real servers on loopback (scripts/bootstrap.sh installs them);
+# without the binary such a test is reported unsupported.
+import shutil
+import subprocess
+for server, feature in (("redis-server", "redis-server"), ("nginx", "nginx")):
+    if shutil.which(server) or os.path.exists("/usr/sbin/" + server):
+        config.available_features.add(feature)
+config.environment["PATH"] += os.pathsep + "/usr/sbin"
+# A size-limited tmpfs in a private mount namespace, for a real full disk (root only).
+try:
+    if subprocess.call(["unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30) == 0:
+        config.available_features.add("tmpfs-mount")
+except (OSError, subprocess.SubprocessError):
+    pass
+# make, for the depfile test that runs a Makefile.
+if shutil.which("make"):
+    config.available_features.add("make")
+# Debian's python3-jsonschema, for the test of share/nkicc's JSON Schemas (scripts/bootstrap.sh installs it).
+if os.path.exists(config.python) and subprocess.run([config.python, "-c", "import jsonschema"],
+                                                    capture_output=True).returncode == 0:
+    config.available_features.add("jsonschema")

@@ -55,7 +55,8 @@ TEST_CASE("numbers keep their literal text", "[manifest]") {
 }
 
 TEST_CASE("syntax errors are located", "[manifest]") {
-  CHECK(Parsed("{\"a\": 1,}").first_error() == "1:9 expected a string key in object");
+  CHECK(Parsed("{\"a\": {}}").first_error().empty());
+  CHECK(Parsed("{\"a\": 1, 2}").first_error() == "1:10 expected a string key in object");
   CHECK(Parsed("{\"a\" 1}").first_error() == "1:6 expected ':' after object key");
   CHECK(Parsed("[1 2]").first_error() == "1:4 expected ',' or ']' in array");
   CHECK(Parsed("").first_error() == "1:1 expected a JSON value, found the end of the file");
@@ -64,6 +65,18 @@ TEST_CASE("syntax errors are located", "[manifest]") {
   CHECK(Parsed("\"abc").first_error() == "1:5 unexpected end of file: unterminated string");
   CHECK(Parsed("1e400").first_error() ==
         "1:1 number 1e400 is out of the range of a 64-bit float (JSON has no infinity)");
+}
+
+TEST_CASE("comments and trailing commas get their own message", "[manifest]") {
+  CHECK(Parsed("{\"a\": 1, // note\n}").first_error() == "1:10 JSON does not allow comments");
+  CHECK(Parsed("/* header */ {}").first_error() == "1:1 JSON does not allow comments");
+  CHECK(Parsed("[1 # note\n]").first_error() == "1:4 JSON does not allow comments");
+  CHECK(Parsed("{} // end").first_error() == "1:4 JSON does not allow comments");
+  // At the comma, not at the bracket after it.
+  CHECK(Parsed("{\"a\": 1,}").first_error() == "1:8 trailing comma before '}': JSON does not allow one");
+  CHECK(Parsed("[1, 2,\n  ]").first_error() == "1:6 trailing comma before ']': JSON does not allow one");
+  // A lone '/' is no comment.
+  CHECK(Parsed("[1 / 2]").first_error() == "1:4 expected ',' or ']' in array");
 }
 
 TEST_CASE("a file cut short says so and what was expected", "[manifest]") {

@@ -1,6 +1,8 @@
 // The NKI op catalogue: every declared signature parses into its parameters (names, kinds,
 // defaults, keyword-only and variadic markers), every op has a lowering, no op is declared
-// twice in one module, and a malformed signature is reported as nkicc's own bug.
+// twice in one module, and a malformed signature is reported as nkicc's own bug; and the
+// dtype promotion the element-wise ops share.
+#include "nki/lowering.h"
 #include "nki/op_table.h"
 
 #include <catch2/catch.hpp>
@@ -104,4 +106,27 @@ TEST_CASE("every op of the catalogue is well declared") {
         CHECK(def.dst.probe <= op.params.size());
     }
   }
+}
+
+TEST_CASE("dtype promotion follows NKI's table") {
+  // The examples of NKI's "NKI Type Promotion" rules.
+  CHECK(promote(DType::Int32, DType::Float16) == DType::Float16);
+  CHECK(promote(DType::UInt16, DType::TFloat32) == DType::TFloat32);
+  CHECK(promote(DType::Float32, DType::TFloat32) == DType::Float32);
+  CHECK(promote(DType::Float32, DType::BFloat16) == DType::Float32);
+  CHECK(promote(DType::Float16, DType::BFloat16) == DType::Float32);
+  CHECK(promote(DType::Float8E4M3, DType::Float16) == DType::Float16);
+  CHECK(promote(DType::Float8E4M3, DType::BFloat16) == DType::BFloat16);
+  CHECK(promote(DType::Float8E4M3, DType::Float8E5M2) == DType::BFloat16);
+  CHECK(promote(DType::Int16, DType::Int32) == DType::Int32);
+  CHECK(promote(DType::UInt8, DType::UInt16) == DType::UInt16);
+  CHECK(promote(DType::UInt16, DType::Int32) == DType::Int32);
+  CHECK(promote(DType::Int8, DType::UInt8) == DType::Int16);
+  CHECK(promote(DType::Int8, DType::UInt16) == DType::Int32);
+  CHECK(promote(DType::Int32, DType::UInt32) == DType::Float32);
+  CHECK(promote(DType::Bool, DType::Int8) == DType::Int8);
+  // Weak scalars: (int8, 2) -> int32, (float16, 1.2) -> float32.
+  CHECK(promote(DType::Int8, weak_scalar_dtype(Value::integer(2))) == DType::Int32);
+  CHECK(promote(DType::Float16, weak_scalar_dtype(Value::floating(1.2))) == DType::Float32);
+  CHECK(promote(DType::BFloat16, weak_scalar_dtype(Value::integer(2))) == DType::BFloat16);
 }

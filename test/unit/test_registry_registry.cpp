@@ -86,63 +86,146 @@ TEST_CASE("the shipped registry holds the four kernels and how their arguments m
   INFO(Catch::Detail::stringify(l.errors()));
   REQUIRE(l.ok);
   CHECK(l.registry.files() == Strings{kShipped + "/registry.json"});
-  CHECK(l.registry.names() ==
-        Strings{"blockwise_mm", "conv2d_pbp_3x3", "resize_nearest_fixed_dma_kernel", "tiled_dve_transpose_10"});
+  CHECK(l.registry.names() == Strings{"blockwise_mm", "conv2d_pbp_0f1b_0i1o_01fb_experimental_1",
+                                      "resize_nearest_fixed_dma_kernel", "tiled_dve_transpose_10"});
   using K = RegistryArg::Kind;
 
+  // The public kernels' conventions: file names, entry points and parameters.
   const RegistryEntry *t = l.registry.find("tiled_dve_transpose_10");
   REQUIRE(t);
   CHECK(t->func_name == "tiled_dve_transpose_10");
-  CHECK(t->source == kShipped + "/tiled_dve_transpose.py");
+  CHECK(t->source == kShipped + "/transpose.py");
+  CHECK(t->module == "transpose");
+  CHECK(t->files == Strings{kShipped + "/transpose.py", kShipped + "/common.py"});
+  CHECK(t->file_names == Strings{"transpose.py", "common.py"});
+  CHECK(t->folder == kShipped);
   CHECK(t->entry == "tiled_dve_transpose_10");
   CHECK(t->results == 1);
   REQUIRE(t->args.size() == 1);
   CHECK((t->args[0].kind == K::Operand && t->args[0].index == 0));
   REQUIRE(t->kwargs.size() == 1);
-  CHECK(t->kwargs[0].first == "tile");
-  CHECK((t->kwargs[0].second.kind == K::Attr && t->kwargs[0].second.attr == "tile"));
-  CHECK_FALSE(t->kwargs[0].second.value);
+  CHECK(t->kwargs[0].first == "permutation");
+  CHECK((t->kwargs[0].second.kind == K::Attr && t->kwargs[0].second.attr == "permutation"));
+  CHECK(t->kwargs[0].second.value == PyConstant::tuple({PyConstant::integer(1), PyConstant::integer(0)}));
 
   const RegistryEntry *mm = l.registry.find("blockwise_mm");
   REQUIRE(mm);
   CHECK(mm->source == kShipped + "/blockwise_mm.py");
+  CHECK(mm->files == Strings{kShipped + "/blockwise_mm.py", kShipped + "/common.py"});
   CHECK(mm->entry == "blockwise_mm");
-  REQUIRE(mm->args.size() == 2);
-  CHECK((mm->args[0].kind == K::Operand && mm->args[0].index == 0));
-  CHECK((mm->args[1].kind == K::Operand && mm->args[1].index == 1));
-  REQUIRE(mm->kwargs.size() == 1);
-  CHECK(mm->kwargs[0].first == "block_size");
-  CHECK((mm->kwargs[0].second.kind == K::Attr && mm->kwargs[0].second.attr == "block_size"));
+  REQUIRE(mm->args.size() == 8);
+  for (std::size_t i : {0, 1, 2, 3})
+    CHECK((mm->args[i].kind == K::Operand && mm->args[i].index == i));
+  CHECK((mm->args[4].kind == K::Attr && mm->args[4].attr == "block_size" && !mm->args[4].value));
+  CHECK((mm->args[5].kind == K::Operand && mm->args[5].index == 4));
+  CHECK((mm->args[6].kind == K::Operand && mm->args[6].index == 5));
+  CHECK((mm->args[7].kind == K::Result && mm->args[7].index == 0));
+  CHECK(mm->kwargs.empty());
 
   const RegistryEntry *rs = l.registry.find("resize_nearest_fixed_dma_kernel");
   REQUIRE(rs);
-  CHECK(rs->source == kShipped + "/resize_nearest.py");
+  CHECK(rs->source == kShipped + "/vision.py");
+  CHECK(rs->files == Strings{kShipped + "/vision.py"});
   CHECK(rs->entry == "resize_nearest_fixed_dma_kernel");
-  REQUIRE(rs->args.size() == 3);
+  REQUIRE(rs->args.size() == 2);
   CHECK((rs->args[0].kind == K::Operand && rs->args[0].index == 0));
-  CHECK((rs->args[1].kind == K::ResultDim && rs->args[1].index == 0 && rs->args[1].dim == 1));
-  CHECK((rs->args[2].kind == K::ResultDim && rs->args[2].index == 0 && rs->args[2].dim == 2));
+  CHECK((rs->args[1].kind == K::ResultShape && rs->args[1].index == 0));
   CHECK(rs->kwargs.empty());
 
-  const RegistryEntry *cv = l.registry.find("conv2d_pbp_3x3");
+  const RegistryEntry *cv = l.registry.find("conv2d_pbp_0f1b_0i1o_01fb_experimental_1");
   REQUIRE(cv);
-  CHECK(cv->source == kShipped + "/conv2d_pbp.py");
-  CHECK(cv->entry == "conv2d_pbp_3x3");
-  REQUIRE(cv->args.size() == 2);
+  CHECK(cv->source == kShipped + "/conv.py");
+  CHECK(cv->files == Strings{kShipped + "/conv.py", kShipped + "/common.py", kShipped + "/transpose.py"});
+  REQUIRE(cv->args.size() == 5);
   CHECK((cv->args[0].kind == K::Operand && cv->args[0].index == 0));
   CHECK((cv->args[1].kind == K::Operand && cv->args[1].index == 1));
-  REQUIRE(cv->kwargs.size() == 2);
-  CHECK(cv->kwargs[0].first == "kernel_h");
-  CHECK(cv->kwargs[0].second.attr == "kernel_h");
-  CHECK(cv->kwargs[1].first == "kernel_w");
-  CHECK(cv->kwargs[1].second.attr == "kernel_w");
+  CHECK((cv->args[2].kind == K::Result && cv->args[2].index == 0));
+  CHECK((cv->args[3].kind == K::Attr && cv->args[3].attr == "padding"));
+  CHECK((cv->args[4].kind == K::Attr && cv->args[4].attr == "stride"));
 
   CHECK_FALSE(l.registry.find("tiled_dve_transpose"));
   // Locations point into the registry.json for the driver's notes.
   auto lc = l.sm.line_col(t->loc);
   CHECK(l.sm.line_text(t->loc.file, lc.line).find("\"tiled_dve_transpose_10\": {") != std::string_view::npos);
-  CHECK(l.sm.contents(t->source_loc.file).substr(t->source_loc.offset, 24) == "\"tiled_dve_transpose.py\"");
+  CHECK(l.sm.contents(t->source_loc.file).substr(t->source_loc.offset, 14) == "\"transpose.py\"");
   CHECK(l.sm.contents(t->entry_loc.file).substr(t->entry_loc.offset, 24) == "\"tiled_dve_transpose_10\"");
+}
+
+TEST_CASE("the new argument forms: shapes, output parameters, dtypes and objects", "[registry]") {
+  TempDir dir;
+  dir.write("k.py", "def k(*a, **k):\n    pass\n");
+  dir.write("registry.json", R"({"nkicc_registry": 1, "kernels": {"k": {
+    "source": "k.py", "entry": "k", "results": 2,
+    "args": [{"operand_shape": 1}, {"result": 1}, {"result_shape": 0}, {"dtype": "bfloat16"},
+             {"object": "Mode.FAST"}, {"object": "Pair", "fields": {"a": true, "b": [1]}}, {"result": 0}]}}})");
+  Loaded l({dir.path});
+  INFO(Catch::Detail::stringify(l.errors()));
+  REQUIRE(l.ok);
+  const RegistryEntry *e = l.registry.find("k");
+  REQUIRE(e);
+  using K = RegistryArg::Kind;
+  REQUIRE(e->args.size() == 7);
+  CHECK((e->args[0].kind == K::OperandShape && e->args[0].index == 1));
+  CHECK((e->args[1].kind == K::Result && e->args[1].index == 1));
+  CHECK((e->args[2].kind == K::ResultShape && e->args[2].index == 0));
+  CHECK((e->args[3].kind == K::DType && e->args[3].dtype == DType::BFloat16));
+  CHECK((e->args[4].kind == K::Object && e->args[4].object == "Mode.FAST" && !e->args[4].fields));
+  CHECK((e->args[5].kind == K::Object && e->args[5].object == "Pair"));
+  REQUIRE(e->args[5].fields);
+  CHECK(*e->args[5].fields == std::vector<std::pair<std::string, PyConstant>>{
+                                  {"a", PyConstant::boolean(true)}, {"b", PyConstant::list({PyConstant::integer(1)})}});
+  CHECK((e->args[6].kind == K::Result && e->args[6].index == 0));
+  // The "object" value's location is where a trace-time error about it points.
+  CHECK(l.sm.contents(e->args[4].value_loc.file).substr(e->args[4].value_loc.offset, 11) == "\"Mode.FAST\"");
+  CHECK(e->canonical_text() == "func_name 'k'\nmodule 'k'\nfile 'k.py'\nentry 'k'\narg operand_shape 1\narg result 1\n"
+                               "arg result_shape 0\narg dtype bfloat16\narg object 'Mode.FAST'\n"
+                               "arg object 'Pair' fields {'a': True, 'b': [1]}\narg result 0\nresults 2\n");
+}
+
+TEST_CASE("an entry's files: its modules and a package's .py files, each once", "[registry]") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path + "/pkg/sub");
+  dir.write("pkg/__init__.py", "");
+  dir.write("pkg/sub/vision.py", "def k(x):\n    return x\n");
+  dir.write("pkg/helpers.py", "");
+  dir.write("pkg/notes.txt", "");
+  dir.write("common.py", "");
+  dir.write("registry.json", R"({"nkicc_registry": 1, "kernels": {"k": {
+    "source": "pkg/sub/vision.py", "modules": ["common.py", "pkg/helpers.py"], "package": "pkg/", "entry": "k"}}})");
+  Loaded l({dir.path});
+  INFO(Catch::Detail::stringify(l.errors()));
+  REQUIRE(l.ok);
+  const RegistryEntry *e = l.registry.find("k");
+  REQUIRE(e);
+  CHECK(e->module == "pkg.sub.vision");
+  CHECK(e->package == dir.path + "/pkg/");
+  CHECK(e->file_names == Strings{"pkg/sub/vision.py", "common.py", "pkg/helpers.py", "pkg/__init__.py"});
+  CHECK(e->files.size() == 4);
+  // A package's __init__.py runs as the package.
+  dir.write("registry.json", R"({"nkicc_registry": 1, "kernels": {"k": {
+    "source": "pkg/__init__.py", "package": "pkg", "entry": "k"}}})");
+  Loaded i({dir.path});
+  REQUIRE(i.ok);
+  CHECK(i.registry.find("k")->module == "pkg");
+}
+
+TEST_CASE("an entry's files are looked up along the search path up to its own folder", "[registry]") {
+  TempDir first, second, own;
+  own.write("k.py", "");
+  own.write("common.py", "");
+  first.write("common.py", "");
+  second.write("k.py", "");
+  own.write("registry.json", R"({"nkicc_registry": 1, "kernels": {"k": {"source": "k.py", "modules": ["common.py"],
+    "entry": "k"}}})");
+  // The earlier folders' files win; a folder after the entry's own is never searched.
+  Loaded l({first.path, second.path, own.path});
+  INFO(Catch::Detail::stringify(l.errors()));
+  REQUIRE(l.ok);
+  CHECK(l.registry.find("k")->files == Strings{second.path + "/k.py", first.path + "/common.py"});
+  CHECK(l.registry.find("k")->folder == own.path);
+  Loaded m({own.path, first.path});
+  REQUIRE(m.ok);
+  CHECK(m.registry.find("k")->files == Strings{own.path + "/k.py", own.path + "/common.py"});
 }
 
 TEST_CASE("every argument form, with defaults and constants", "[registry]") {
@@ -201,13 +284,13 @@ TEST_CASE("an earlier folder's func_name wins; the rest come from later folders"
   CHECK(l.sm.name(t->loc.file) == dir.path + "/registry.json");
   REQUIRE(l.registry.find("blockwise_mm"));
   CHECK(l.registry.find("blockwise_mm")->source == kShipped + "/blockwise_mm.py");
-  CHECK(l.registry.names() == Strings{"blockwise_mm", "conv2d_pbp_3x3", "only_mine", "resize_nearest_fixed_dma_kernel",
-                                      "tiled_dve_transpose_10"});
+  CHECK(l.registry.names() == Strings{"blockwise_mm", "conv2d_pbp_0f1b_0i1o_01fb_experimental_1", "only_mine",
+                                      "resize_nearest_fixed_dma_kernel", "tiled_dve_transpose_10"});
 
   // In the other order the shipped entry wins.
   Loaded r({kShipped, dir.path});
   REQUIRE(r.ok);
-  CHECK(r.registry.find("tiled_dve_transpose_10")->source == kShipped + "/tiled_dve_transpose.py");
+  CHECK(r.registry.find("tiled_dve_transpose_10")->source == kShipped + "/transpose.py");
   CHECK(r.registry.find("only_mine")->source == dir.path + "/mine.py");
 }
 
@@ -271,7 +354,7 @@ TEST_CASE("registry errors: func_names and entries", "[registry]") {
   CHECK(entry_errors(R"({"sorce": "k.py", "entry": "k"})") ==
         Strings{"2:1 /kernels/k: a kernel entry needs a 'source' (its NKI file, relative to the registry's folder)",
                 "2:2 /kernels/k: unknown field 'sorce'; did you mean 'source'? "
-                "(accepted: 'source', 'entry', 'args', 'kwargs', 'results')"});
+                "(accepted: 'source', 'modules', 'package', 'entry', 'args', 'kwargs', 'results')"});
   CHECK(entry_errors(R"({"source": 1, "entry": "k"})") ==
         Strings{"2:12 /kernels/k/source: expected a string, found a number"});
   CHECK(entry_errors(R"({"source": "", "entry": "k"})") ==
@@ -295,13 +378,16 @@ TEST_CASE("registry errors: positional arguments", "[registry]") {
   auto args = [](const std::string &text) {
     return entry_errors(R"({"source": "k.py", "entry": "k", "args": )" + text + "}");
   };
-  const std::string forms = "({\"operand\": i}, {\"result_dim\": [i, d]}, {\"attr\": name} or {\"const\": value})";
+  const std::string forms =
+      "({\"operand\": i}, {\"result\": i}, {\"attr\": name}, {\"const\": value}, ...; see docs/registry.md)";
   CHECK(args("{}") == Strings{"2:42 /kernels/k/args: expected an array of arguments, found an object"});
   CHECK(args("[1]") == Strings{"2:43 /kernels/k/args/0: expected an argument " + forms + ", found a number"});
   CHECK(args("[{}]") ==
-        Strings{"2:43 /kernels/k/args/0: an argument needs one of 'operand', 'result_dim', 'attr', 'const'"});
+        Strings{"2:43 /kernels/k/args/0: an argument needs one of 'operand', 'operand_shape', 'result', "
+                "'result_shape', 'result_dim', 'attr', 'const', 'dtype', 'object'"});
   CHECK(args(R"([{"operan": 0}])") == Strings{"2:44 /kernels/k/args/0: unknown field 'operan'; did you mean 'operand'? "
-                                              "(accepted: 'operand', 'result_dim', 'attr', 'const', 'default')"});
+                                              "(accepted: 'operand', 'operand_shape', 'result', 'result_shape', 'result_dim', 'attr', 'const', "
+                "'dtype', 'object', 'default', 'fields')"});
   CHECK(args(R"([{"operand": 0, "attr": "a"}])") ==
         Strings{"2:58 /kernels/k/args/0: an argument has one form, found both 'operand' and 'attr'"});
   CHECK(args(R"([{"operand": 0, "default": 1}])") ==
@@ -324,9 +410,9 @@ TEST_CASE("registry errors: positional arguments", "[registry]") {
   CHECK(args(R"([{"result_dim": [0, -2]}])") ==
         Strings{"2:62 /kernels/k/args/0/result_dim/1: a dimension must not be negative, found -2"});
   CHECK(args(R"([{"result_dim": [1, 0]}])") ==
-        Strings{"2:59 /kernels/k/args/0/result_dim/0: result index 1 is out of range: the entry returns 1 result"});
+        Strings{"2:59 /kernels/k/args/0/result_dim/0: result index 1 is out of range: the entry produces 1 result"});
   CHECK(entry_errors(R"({"source": "k.py", "entry": "k", "results": 2, "args": [{"result_dim": [2, 0]}]})") ==
-        Strings{"2:73 /kernels/k/args/0/result_dim/0: result index 2 is out of range: the entry returns 2 results"});
+        Strings{"2:73 /kernels/k/args/0/result_dim/0: result index 2 is out of range: the entry produces 2 results"});
   CHECK(args(R"([{"attr": ""}])") == Strings{"2:52 /kernels/k/args/0/attr: an attribute name must not be empty"});
   CHECK(args(R"([{"attr": 3}])") == Strings{"2:52 /kernels/k/args/0/attr: expected a string, found a number"});
   CHECK(args(R"([{"attr": "a", "default": {"tuple": 1}}])") ==
@@ -351,10 +437,11 @@ TEST_CASE("registry errors: keyword arguments", "[registry]") {
         Strings{"2:45 /kernels/k/kwargs/1x: keyword '1x' is not a Python parameter name"});
   CHECK(kwargs(R"({"t": {"atr": "t"}})") ==
         Strings{"2:51 /kernels/k/kwargs/t: unknown field 'atr'; did you mean 'attr'? "
-                "(accepted: 'operand', 'result_dim', 'attr', 'const', 'default')"});
+                "(accepted: 'operand', 'operand_shape', 'result', 'result_shape', 'result_dim', 'attr', 'const', "
+                "'dtype', 'object', 'default', 'fields')"});
   CHECK(kwargs(R"({"t": 5})") ==
-        Strings{"2:50 /kernels/k/kwargs/t: expected an argument ({\"operand\": i}, {\"result_dim\": [i, d]}, "
-                "{\"attr\": name} or {\"const\": value}), found a number"});
+        Strings{"2:50 /kernels/k/kwargs/t: expected an argument ({\"operand\": i}, {\"result\": i}, {\"attr\": "
+                "name}, {\"const\": value}, ...; see docs/registry.md), found a number"});
   CHECK(kwargs(R"({"t": {"attr": "t"}, "t": {"attr": "u"}})") == Strings{"2:65 duplicate key 't' in object"});
 }
 

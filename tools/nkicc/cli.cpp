@@ -1,6 +1,11 @@
 #include "cli.h"
 
-#include "nkicc/driver/driver.h"
+#include "cache_cli.h"
+#include "commands.h"
+#include "diagnostic_output.h"
+#include "output.h"
+
+#include "nkicc/build_info.h"
 #include "nkicc/support/file_io.h"
 #include "nkicc/version.h"
 
@@ -9,32 +14,17 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <map>
+#include <filesystem>
 #include <unistd.h>
 
 namespace nkicc::tool {
 
 namespace {
-
-constexpr int kExitUsage = 2;
-constexpr int kExitInternal = 70;
-
-struct GlobalOptions {
-  std::string log_level;
-  int verbosity = 0;
-  std::string color = "auto";
-  std::string output = "-";
-  std::string emit = "bir";
-  std::string target;
-  std::string depfile;
-  std::string stats_format = "text";
-  std::string hlo_flavor = "jax";
-  std::vector<std::string> kernel_path;
-};
 
 const char *env(const char *name) {
   const char *v = std::getenv(name);
@@ -50,179 +40,183 @@ bool use_color(const std::string &mode) {
 }
 
 /// Logs go to stderr only; stdout carries only the requested output (SPEC §1).
-void setup_logging(const GlobalOptions &g) {
+void setup_logging(const DiagnosticOptions &d) {
   auto logger = spdlog::stderr_color_mt("nkicc");
   logger->set_pattern("nkicc: %l: %v");
   spdlog::set_default_logger(logger);
   std::string level = "warn";
   if (const char *e = env("NKICC_LOG_LEVEL"))
     level = e;
-  if (g.verbosity == 1)
+  if (d.verbosity == 1)
     level = "info";
-  else if (g.verbosity == 2)
+  else if (d.verbosity == 2)
     level = "debug";
-  else if (g.verbosity >= 3)
+  else if (d.verbosity >= 3)
     level = "trace";
-  if (!g.log_level.empty())
-    level = g.log_level;
+  if (!d.log_level.empty())
+    level = d.log_level;
   spdlog::set_level(spdlog::level::from_str(level));
 }
 
-void print_diagnostics(DiagnosticEngine &diags, bool color) {
-  RenderOptions render;
-  render.color = color;
-  for (const Diagnostic &d : diags.take()) {
-    std::string text = render_diagnostic(d, diags.sources(), render);
-    std::fwrite(text.data(), 1, text.size(), stderr);
+/// `nkicc 0.1.0 (commit ...)` and the data folder this binary reads its registry from.
+std::string version_text() {
+  std::string data = data_dir();
+  std::error_code ec;
+  bool found = std::filesystem::is_directory(data, ec);
+  return fmt::format("nkicc {} (commit {})\ndata folder: {}{}", NKICC_VERSION_STRING, NKICC_BUILD_COMMIT, data,
+                     found ? "" : " (not found)");
+}
+
+/// A usage error in nkicc's form: one `nkicc: error:` line, then the hint, and exit 2.
+int usage_error(const std::string &message) {
+  std::string text = fmt::format("nkicc: error: {}\nRun with --help for more information.\n", message);
+  std::fwrite(text.data(), 1, text.size(), stderr);
+  return kExitUsage;
+}
+
+/// CLI11's own words in nkicc's form: lowercase start ("A subcommand is required").
+std::string cli11_message(const std::string &what) {
+  std::string message = escape_for_message(what, 1024);
+  if (message.size() > 1 && std::isupper(static_cast<unsigned char>(message[0])) &&
+      !std::isupper(static_cast<unsigned char>(message[1])))
+    message[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(message[0])));
+  return message;
+}
+
+/// Every spelling of the options of `app`: `--emit`, `-o`, `--output`, ...
+std::vector<std::string> option_spellings(const CLI::App &app) {
+  std::vector<std::string> names;
+  for (const CLI::Option *opt : app.get_options()) {
+    for (const std::string &l : opt->get_lnames())
+      names.push_back("--" + l);
+    for (const std::string &s : opt->get_snames())
+      names.push_back("-" + s);
   }
+  return names;
 }
 
-TargetInputs target_inputs(const GlobalOptions &g) {
-  TargetInputs t;
-  if (!g.target.empty())
-    t.flag = g.target;
-  if (const char *e = env("NEURON_PLATFORM_TARGET_OVERRIDE"))
-    t.env_override = e;
-  if (const char *e = env("NKICC_DMI_PRODUCT_NAME"))
-    t.dmi_path = e;
-  return t;
+std::string option_name(const std::string &argument) {
+  std::size_t eq = argument.find('=');
+  return eq == std::string::npos ? argument : argument.substr(0, eq);
 }
 
-/// The installed registry: share/nkicc/kernels beside the binary's bin/ folder (the build tree
-/// mirrors the install tree).
-std::string installed_kernel_dir() {
-  char buf[4096];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  std::string exe = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string("nkicc");
-  return join_path(parent_dir(parent_dir(exe)), "share/nkicc/kernels");
-}
-
-/// Make's syntax for one path in a rule: spaces, `#`, `$` and `:` escaped.
-std::string make_escape(std::string_view path) {
-  std::string out;
-  for (char c : path) {
-    if (c == ' ' || c == '#' || c == ':' || c == '\\')
-      out += '\\';
-    if (c == '$')
-      out += '$';
-    out += c;
+/// An argument nothing took: an unknown option, a misspelt subcommand, one positional too many.
+std::optional<std::string> leftover_error(CLI::App &app) {
+  std::vector<CLI::App *> chosen = app.get_subcommands();
+  CLI::App *sub = chosen.empty() ? nullptr : chosen.front();
+  if (sub) {
+    std::vector<std::string> rest = sub->remaining(false);
+    for (const std::string &arg : rest) {
+      if (arg.size() < 2 || arg[0] != '-')
+        continue;
+      std::string name = option_name(arg);
+      std::string message = fmt::format("unknown option {} for 'nkicc {}'", quote_for_message(arg, 256), sub->get_name());
+      std::string best = closest_match(name, option_spellings(*sub));
+      if (!best.empty())
+        message += fmt::format("; did you mean '{}'?", best);
+      return message;
+    }
+    if (!rest.empty())
+      return fmt::format("unexpected argument {}: 'nkicc {}' takes one input", quote_for_message(rest.front(), 256),
+                         sub->get_name());
   }
-  return out;
+  std::vector<std::string> rest = app.remaining(false);
+  if (rest.empty())
+    return std::nullopt;
+  const std::string &arg = rest.front();
+  if (arg.size() >= 2 && arg[0] == '-') {
+    std::string name = option_name(arg);
+    if (sub) {
+      std::vector<std::string> theirs = option_spellings(*sub);
+      if (std::find(theirs.begin(), theirs.end(), name) != theirs.end())
+        return fmt::format("option {} goes after the subcommand: 'nkicc {} {} ...'", quote_for_message(name, 256),
+                           sub->get_name(), escape_for_message(arg, 256));
+    }
+    std::string message = fmt::format("unknown option {}", quote_for_message(arg, 256));
+    std::string best = closest_match(name, option_spellings(app));
+    if (!best.empty())
+      message += fmt::format("; did you mean '{}'?", best);
+    return message;
+  }
+  std::vector<std::string> names;
+  for (const CLI::App *s : app.get_subcommands({}))
+    names.push_back(s->get_name());
+  std::string message = fmt::format("unknown subcommand {}", quote_for_message(arg, 256));
+  std::string best = closest_match(arg, names);
+  if (!best.empty())
+    message += fmt::format("; did you mean '{}'?", best);
+  else
+    message += fmt::format(" (the subcommands are {})", fmt::join(names, ", "));
+  return message;
 }
 
-/// `OUT: manifest sources... registry files...` (SPEC §1), one dependency per line.
-std::string make_depfile(const std::string &output, const std::vector<std::string> &dependencies) {
-  std::string text = make_escape(output) + ":";
-  for (const std::string &d : dependencies)
-    text += " \\\n  " + make_escape(d);
-  return text + "\n";
-}
-
-/// Makes the result visible at -o (atomically), or finishes it on stdout. A streamed result is
-/// already in `file`'s temporary file; any other is written now.
-void deliver(const DriverOutput &out, const std::string &path, AtomicOutput &file, TextSink &sink,
-             std::string &write_error, DiagnosticEngine &diags) {
-  // Inputs are never modified (SPEC §10): -o may not name the description file or any file the
-  // run has read (every file read is registered with the source manager under its path).
-  const SourceManager &sources = diags.sources();
-  for (FileId f = 1; f <= sources.file_count(); ++f) {
-    std::string input(sources.name(f));
-    if (input != "<stdin>" && same_file(path, input)) {
-      file.discard();
-      diags.error({}, fmt::format("-o {} would overwrite the input file{}", escape_for_message(path, 256),
-                                  input == path ? "" : " " + quote_for_message(input, 256)));
-      return;
+/// A subcommand's required input that is missing, in its own words rather than CLI11's
+/// `file is required`.
+std::optional<std::string> missing_input(CLI::App &app, const CLI::ParseError &e) {
+  if (!dynamic_cast<const CLI::RequiredError *>(&e))
+    return std::nullopt;
+  for (CLI::App *sub : app.get_subcommands()) {
+    try {
+      const CLI::Option *file = sub->get_option("file");
+      if (file->count() == 0) {
+        return fmt::format("'nkicc {}' needs its input FILE: {}", sub->get_name(),
+                           cli11_message(file->get_description()));
+      }
+    } catch (const CLI::OptionNotFound &) {
     }
   }
-  if (path == "-" && out.binary && ::isatty(STDOUT_FILENO)) {
-    diags.io_error("<stdout>", "refusing to write a binary blob to a terminal; use -o FILE or --emit=bir-text");
-    return;
+  return std::nullopt;
+}
+
+/// The input a subcommand was asked to process, for the depfile's phony rules.
+std::string main_input(const CLI::App &sub) {
+  for (const char *positional : {"file", "config"}) {
+    try {
+      const CLI::Option *opt = sub.get_option(positional);
+      if (opt->count() > 0) {
+        std::string value = opt->as<std::string>();
+        return value.starts_with("@") ? value.substr(1) : value;
+      }
+    } catch (const CLI::OptionNotFound &) {
+    }
   }
-  bool ok = out.streamed ? sink.flush() : file.write(out.bytes, write_error);
-  if (!ok || !file.commit(write_error)) {
-    file.discard();
-    diags.io_error(path == "-" ? "<stdout>" : path, "cannot write output: " + write_error);
+  try {
+    const CLI::Option *hlo = sub.get_option("--hlo");
+    if (hlo->count() > 0)
+      return hlo->as<std::string>();
+  } catch (const CLI::OptionNotFound &) {
   }
+  return {};
 }
 
 int run_checked(int argc, char **argv) {
   CLI::App app{"nkicc: a compiler driver for NKI kernels", "nkicc"};
-  app.set_version_flag("--version", std::string("nkicc ") + NKICC_VERSION_STRING);
+  app.set_version_flag("--version", version_text(), "Print the version, the commit it was built from and the data "
+                                                    "folder in use");
+  // Repeated options take the last value, as clang's do; list options say so themselves.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  // Arguments nothing takes are reported by nkicc itself, with a suggestion (leftover_error).
+  app.allow_extras();
   app.require_subcommand(1);
-  app.fallthrough();
-  GlobalOptions g;
-  app.add_option("--log-level", g.log_level, "Log level (default: warn, or NKICC_LOG_LEVEL)")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
-  app.add_flag("-v", g.verbosity, "More logging on stderr: -v info, -vv debug, -vvv trace");
-  app.add_option("--color", g.color, "Colour diagnostics: auto (a terminal, unless NO_COLOR is set), always, never")
-      ->check(CLI::IsMember({"auto", "always", "never"}));
-  app.add_option("--target", g.target,
-                 "Platform target: trn1, trn2, trn3, inf2 (gen2, gen3, gen4); else the file's target, "
-                 "NEURON_PLATFORM_TARGET_OVERRIDE, the DMI product name, or trn1 with a warning")
-      ->check(CLI::IsMember({"trn1", "trn2", "trn3", "inf2", "gen2", "gen3", "gen4"}));
-  app.add_option("-I,--kernel-path", g.kernel_path,
-                 "Search this folder's registry.json for internal kernels before the installed registry "
-                 "(repeatable)")
-      ->allow_extra_args(false); // one folder per -I, as a compiler's -I: never the file after it
+  SharedOptions shared;
+  add_diagnostic_options(&app, shared.diagnostics);
+  // Accepted before the subcommand too (`nkicc --target=trn2 key ...`).
+  add_target_options(&app, shared.target);
+  HelpFooter footer;
+  footer.examples = {"nkicc trace kernel.json -o kernel.bir", "nkicc dis kernel.bir", "nkicc trace --help"};
+  footer.reads_target_environment = true;
+  app.footer(help_footer(footer));
 
-  DriverOptions options;
-  CLI::App *trace = app.add_subcommand("trace", "Trace each call of a kernel description file and emit a stage");
-  trace->add_option("file", options.input, "Kernel description file (JSON), or - for standard input")->required();
-  trace
-      ->add_option("--emit", g.emit,
-                   "Stop after this stage and write its result: manifest (the checked description as JSON), "
-                   "ast (the parsed kernel sources), ir (the traced kernel IR of every call), bir (the BIR module "
-                   "blob, the default), bir-text (the same as text), hlo (an HLO module of custom-calls), "
-                   "stablehlo (the same in MLIR's generic form), stats (cache statistics)")
-      ->check(CLI::IsMember({"manifest", "ast", "ir", "bir", "bir-text", "hlo", "stablehlo", "stats"}));
-  trace
-      ->add_option("--hlo-flavor", g.hlo_flavor,
-                   "Custom-call flavor of --emit=hlo/stablehlo: jax (AwsNeuronCustomNativeKernel, the default) or "
-                   "torch-xla (AwsNeuronNkiKernel)")
-      ->check(CLI::IsMember({"jax", "torch-xla"}));
-  trace->add_option("--stats-format", g.stats_format, "Format of --emit=stats: text (default) or json")
-      ->check(CLI::IsMember({"text", "json"}));
-  trace->add_option("-o,--output", g.output, "Write the result to this file, atomically (default: stdout)");
-  trace->add_flag(
-      "--no-cache", [&options](std::int64_t) { options.use_cache = false; },
-      "Trace every call, reusing no specialization (the output is byte-identical)");
-  trace
-      ->add_option("--max-instructions", options.max_instructions,
-                   "Stop a trace that would emit more IR instructions than this (default: 10000000)")
-      ->check(CLI::PositiveNumber);
-  trace->add_option("--depfile", g.depfile, "Write a Makefile depfile naming every file the run read (needs -o)");
-
-  std::string dis_input;
-  CLI::App *dis = app.add_subcommand("dis", "Print a BIR module blob as canonical text (the same as --emit=bir-text)");
-  dis->add_option("file", dis_input, "BIR module file, or - for standard input")->required();
-  dis->add_option("-o,--output", g.output, "Write the result to this file, atomically (default: stdout)");
-
-  std::string config_input;
-  CLI::App *decode = app.add_subcommand(
-      "decode-config", "Decode a backend_config: its JSON, pretty, and its embedded BIR kernel as text");
-  decode->add_option("config", config_input, "The base64 backend_config, or @FILE to read it from a file (@- stdin)")
-      ->required();
-  decode->add_option("-o,--output", g.output, "Write the result to this file, atomically (default: stdout)");
-
-  CLI::App *key = app.add_subcommand("key", "Print each call's cache key components and SHA-256 key");
-  key->add_option("file", options.input, "Kernel description file (JSON), or - for standard input")->required();
-  key->add_option("-o,--output", g.output, "Write the result to this file, atomically (default: stdout)");
-
-  SimulateRequest sim_request;
-  std::size_t sim_call = 0;
-  std::uint64_t sim_seed = 0;
-  CLI::App *simulate = app.add_subcommand(
-      "simulate", "Trace each call and run its BIR kernel on the CPU: .npy inputs in, .npy outputs out");
-  simulate->add_option("file", options.input, "Kernel description file (JSON), or - for standard input")->required();
-  CLI::Option *sim_call_opt = simulate->add_option("--call", sim_call, "Simulate only call N (0-based)");
-  CLI::Option *sim_inputs_opt =
-      simulate->add_option("--inputs", sim_request.inputs_dir, "Read call N's tensor parameter P from DIR/callN.P.npy");
-  CLI::Option *sim_seed_opt = simulate->add_option(
-      "--random-inputs", sim_seed, "Make deterministic inputs from SEED instead, and write them to the output folder");
-  sim_inputs_opt->excludes(sim_seed_opt);
-  simulate->add_flag("--check-nan", sim_request.check_nan, "Warn when an instruction makes a NaN from finite inputs");
-  simulate->add_option("-o,--output", sim_request.output_dir, "Folder for the outputs, OUTDIR/callN.NAME.npy")
-      ->required();
+  std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(make_trace_command(app, shared));
+  commands.push_back(make_dis_command(app, shared));
+  commands.push_back(make_decode_config_command(app, shared));
+  commands.push_back(make_key_command(app, shared));
+  commands.push_back(make_simulate_command(app, shared));
+  // `nkicc cache` maintains the persistent cache folder: it reads no description and prints its
+  // own report, so it is run apart from the commands above (tools/nkicc/cache_cli.cpp).
+  CacheCliOptions cache_cli;
+  add_cache_subcommand(app, cache_cli);
 
   try {
     app.parse(argc, argv);
@@ -230,87 +224,62 @@ int run_checked(int argc, char **argv) {
     // --help and --version end the parse as "errors" that succeed.
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success))
       return app.exit(e);
-    // CLI11's own words, in nkicc's form: lowercase start ("A subcommand is required").
-    std::string message = escape_for_message(e.what(), 1024);
-    if (message.size() > 1 && std::isupper(static_cast<unsigned char>(message[0])) &&
-        !std::isupper(static_cast<unsigned char>(message[1])))
-      message[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(message[0])));
-    std::string text = fmt::format("nkicc: error: {}\nRun with --help for more information.\n", message);
-    std::fwrite(text.data(), 1, text.size(), stderr);
-    return kExitUsage;
+    // An unknown option is more likely the cause than what CLI11 stopped at.
+    if (auto leftover = leftover_error(app))
+      return usage_error(*leftover);
+    if (auto missing = missing_input(app, e))
+      return usage_error(*missing);
+    return usage_error(cli11_message(e.what()));
+  }
+  if (auto leftover = leftover_error(app))
+    return usage_error(*leftover);
+  Command *command = nullptr;
+  for (const auto &c : commands)
+    if (c->app()->parsed())
+      command = c.get();
+  if (!command) {
+    setup_logging(shared.diagnostics);
+    if (auto rc = run_cache_subcommand(cache_cli))
+      return *rc;
+    return usage_error("a subcommand is required");
   }
 
-  setup_logging(g);
-  bool color = use_color(g.color);
-  options.target = target_inputs(g);
-  std::map<std::string, EmitKind> emit_kinds = {{"manifest", EmitKind::Manifest},
-                                                {"ast", EmitKind::Ast},
-                                                {"ir", EmitKind::Ir},
-                                                {"bir", EmitKind::Bir},
-                                                {"bir-text", EmitKind::BirText},
-                                                {"hlo", EmitKind::Hlo},
-                                                {"stablehlo", EmitKind::StableHlo},
-                                                {"stats", EmitKind::Stats}};
-  options.hlo_flavor_torch_xla = g.hlo_flavor == "torch-xla";
-  options.emit = emit_kinds.at(g.emit);
-  options.stats_json = g.stats_format == "json";
-  options.kernel_path = g.kernel_path;
-  options.kernel_path.push_back(installed_kernel_dir());
-  if (const char *e = env("nki_frontend"))
-    options.nki_frontend = e;
-  options.info_log = [](const std::string &text) { spdlog::info("{}", text); };
-  options.stage_timer = [](std::string_view stage, double ms) { spdlog::debug("stage {}: {:.1f} ms", stage, ms); };
-
-  // `print()` in a kernel is the kernel author's debugging aid: it goes to the log.
-  options.print_handler = [](const std::string &text) { spdlog::info("print: {}", text); };
-  if (!g.depfile.empty() && g.output == "-") {
-    std::fputs("nkicc: error: --depfile needs -o: a depfile names the output it describes\n"
-               "Run with --help for more information.\n",
-               stderr);
-    return kExitUsage;
-  }
-
-  if (simulate->parsed()) {
-    if (!sim_inputs_opt->count() && !sim_seed_opt->count()) {
-      std::fputs("nkicc: error: simulate needs --inputs DIR or --random-inputs=SEED\n"
-                 "Run with --help for more information.\n",
-                 stderr);
-      return kExitUsage;
-    }
-    if (sim_call_opt->count())
-      sim_request.call = sim_call;
-    if (sim_seed_opt->count())
-      sim_request.seed = sim_seed;
-  }
-
+  setup_logging(shared.diagnostics);
+  DiagnosticFormat format = shared.diagnostics.format == "json"    ? DiagnosticFormat::Json
+                            : shared.diagnostics.format == "sarif" ? DiagnosticFormat::Sarif
+                                                                   : DiagnosticFormat::Text;
+  DiagnosticPrinter printer(format, format == DiagnosticFormat::Text && use_color(shared.diagnostics.color));
   SourceManager sources;
   DiagnosticEngine diags(sources);
+  Session session(shared, given_options(app), sources, diags);
+  if (!command->takes_target()) {
+    std::string what = fmt::format("the subcommands that read a description (trace, key, simulate), not {}",
+                                   command->app()->get_name());
+    session.warn_unused("--target", what);
+    session.warn_unused("--kernel-path", what);
+  }
+  std::optional<UsageError> usage = check_output_options(shared.output);
+  if (!usage)
+    usage = command->check(session);
+  if (usage) {
+    printer.print(diags);
+    printer.finish();
+    return usage_error(usage->message);
+  }
+
   // Large text outputs are written while they are produced, into a temporary file that
   // deliver() renames into place (or straight to stdout).
-  AtomicOutput file(g.output);
+  AtomicOutput file(shared.output.output);
   std::string write_error;
   TextSink sink([&](std::string_view text) { return file.write(text, write_error); });
-  options.text_output = &sink;
-  std::optional<DriverOutput> out;
-  if (trace->parsed())
-    out = run_trace(options, sources, diags);
-  else if (dis->parsed())
-    out = run_dis(dis_input, sources, diags);
-  else if (decode->parsed())
-    out = run_decode_config(config_input, sources, diags);
-  else if (key->parsed())
-    out = run_key(options, sources, diags);
-  else if (simulate->parsed())
-    out = run_simulate(options, sim_request, sources, diags);
-  // simulate wrote its files already: -o names its folder, not an output to deliver.
-  if (out && !diags.has_errors() && !simulate->parsed())
-    deliver(*out, g.output, file, sink, write_error, diags);
-  if (out && !diags.has_errors() && !g.depfile.empty()) {
-    std::string why;
-    if (!write_file_atomically(g.depfile, make_depfile(g.output, out->dependencies), why))
-      diags.io_error(g.depfile, "cannot write depfile: " + why);
-  }
-  print_diagnostics(diags, color);
+  session.text_output = &sink;
+  std::optional<DriverOutput> out = command->run(session);
+  if (out && !diags.has_errors())
+    deliver(*out, shared.output, main_input(*command->app()), file, sink, write_error, diags);
+  else
+    file.discard();
+  printer.print(diags);
+  printer.finish();
   if (!out && !diags.has_errors()) {
     std::fputs("nkicc: error: internal error: a stage failed without a diagnostic (this is a bug in nkicc)\n", stderr);
     return kExitInternal;
@@ -319,6 +288,31 @@ int run_checked(int argc, char **argv) {
 }
 
 } // namespace
+
+DriverOptions Session::driver_options() const {
+  DriverOptions options;
+  if (!shared.target.target.empty())
+    options.target.flag = shared.target.target;
+  if (const char *e = env("NEURON_PLATFORM_TARGET_OVERRIDE"))
+    options.target.env_override = e;
+  if (const char *e = env("NKICC_DMI_PRODUCT_NAME"))
+    options.target.dmi_path = e;
+  options.kernel_path = shared.target.kernel_path;
+  options.kernel_path.push_back(join_path(data_dir(), "kernels"));
+  if (const char *e = env("nki_frontend"))
+    options.nki_frontend = e;
+  options.info_log = [](const std::string &text) { spdlog::info("{}", text); };
+  options.stage_timer = [](std::string_view stage, double ms) { spdlog::debug("stage {}: {:.1f} ms", stage, ms); };
+  // `print()` in a kernel is the kernel author's debugging aid: it goes to the log.
+  options.print_handler = [](const std::string &text) { spdlog::info("print: {}", text); };
+  return options;
+}
+
+void Session::warn_unused(std::string_view option, std::string_view applies_to) const {
+  if (!given(option))
+    return;
+  diags.warning({}, fmt::format("{} is ignored: it applies to {}", option, applies_to), "unused-option");
+}
 
 int run(int argc, char **argv) {
   // No exception may escape: an unexpected one is a bug, reported as such (exit 70).

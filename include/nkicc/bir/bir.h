@@ -17,6 +17,7 @@
 
 #include "nkicc/ir/kernel_ir.h"
 #include "nkicc/support/source_manager.h"
+#include "nkicc/support/text_options.h"
 
 #include <cstdint>
 #include <optional>
@@ -74,11 +75,13 @@ std::string write_module(const ModuleInfo &info,
 /// The canonical text of a module blob, or nullopt with `error` set (a lowercase message such
 /// as `not a BIR module: wrong file identifier 'ELF\x02'` or `corrupt BIR module: verification
 /// failed`). Output is bounded: a blob whose shared sub-objects would expand into far more text
-/// than its size is rejected as corrupt.
-std::optional<std::string> module_to_text(std::string_view blob, std::string &error);
+/// than its size is rejected as corrupt. `options` may leave out source locations and show only
+/// some calls (NKIKLIRKernel instructions, by index and func_name) and the kernels they use.
+std::optional<std::string> module_to_text(std::string_view blob, std::string &error, const TextOptions &options = {});
 
 /// The canonical text of one kernel blob (as embedded in a module or a backend_config).
-std::optional<std::string> kernel_to_text(std::string_view kernel_blob, std::string &error);
+std::optional<std::string> kernel_to_text(std::string_view kernel_blob, std::string &error,
+                                          const TextOptions &options = {});
 
 // ---- decoded blobs, for consumers that execute BIR (lib/sim) ----------------------------------
 

@@ -67,7 +67,9 @@ struct SpecializationFigures {
 std::string cache_statistics_text(const BinaryCache &cache, const std::vector<SpecializationFigures> &specializations);
 
 /// The same figures as one JSON object, with `metrics` records as seed 000
-/// `_export_new_nki_fe_metrics` produces them.
-std::string cache_statistics_json(const BinaryCache &cache, const std::vector<SpecializationFigures> &specializations);
+/// `_export_new_nki_fe_metrics` produces them. `persistent`, when given, is the persistent
+/// cache's section, added as `persistent_cache` after the seed's figures.
+std::string cache_statistics_json(const BinaryCache &cache, const std::vector<SpecializationFigures> &specializations,
+                                  const PyConstant *persistent = nullptr);
 
 } // namespace nkicc

@@ -24,6 +24,7 @@
 
 #include "nkicc/support/dtype.h"
 #include "nkicc/support/py_constant.h"
+#include "nkicc/support/text_options.h"
 #include "nkicc/trace/tracer.h"
 
 #include <cstdint>
@@ -113,7 +114,27 @@ bool write_stablehlo(TextSink &sink, std::string_view module_name, const std::ve
 /// `nkicc decode-config`: the base64 backend_config (surrounding whitespace ignored) decoded to
 /// nkicc's pretty JSON, then a blank line, then the embedded `serialize_ir_string` kernel as
 /// canonical BIR text. Nullopt with `error` set on malformed base64, malformed JSON, a missing
-/// or mistyped key, or a corrupt embedded kernel.
-std::optional<std::string> decode_config(std::string_view base64_text, std::string &error);
+/// or mistyped key, or a corrupt embedded kernel. `options` goes to the kernel's text (source
+/// locations); `func_name`, when given, receives the config's func_name.
+std::optional<std::string> decode_config(std::string_view base64_text, std::string &error,
+                                         const TextOptions &options = {}, std::string *func_name = nullptr);
+
+/// One custom-call of an HLO or StableHLO module text, as `decode-config --hlo` finds it.
+struct CustomCallSite {
+  std::string name;         ///< `%custom-call.3` (HLO) or the op's first result, `%0` (StableHLO); may be empty
+  std::string target;       ///< custom_call_target (HLO) or call_target_name (StableHLO)
+  std::size_t offset = 0;   ///< byte offset of the custom-call's line in the text
+  std::size_t config_offset = 0; ///< byte offset of the backend_config's first character
+  std::string_view config;  ///< the backend_config string's text (a view into the module text)
+  bool has_config = false;  ///< the call has a backend_config string
+};
+
+/// Every custom-call of a module text, in text order: HLO's `custom-call(...)` instructions and
+/// StableHLO's `stablehlo.custom_call` ops (generic and pretty forms), one op per line as both
+/// printers write them. Text that is neither yields no sites.
+std::vector<CustomCallSite> find_custom_calls(std::string_view module_text);
+
+/// Whether a custom-call target is an NKI kernel call (either flavor of SPEC §9).
+bool is_nki_custom_call_target(std::string_view target);
 
 } // namespace nkicc::hlo

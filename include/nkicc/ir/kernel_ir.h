@@ -8,6 +8,7 @@
 #include "nkicc/support/dtype.h"
 #include "nkicc/support/py_constant.h"
 #include "nkicc/support/source_manager.h"
+#include "nkicc/support/text_options.h"
 #include "nkicc/trace/value.h"
 
 #include <array>
@@ -51,6 +52,9 @@ struct Tensor {
   TensorRole role = TensorRole::Internal;
   Memory memory = Memory::Sbuf;
   DType dtype = DType::Float32;
+  /// Placed by the kernel (`buffer=ncc.sbuf.mod_alloc(...)`): allocate_on_chip() keeps its
+  /// partition_start and byte_offset and places the other tiles around it.
+  bool user_placed = false;
 
   /// Allocation, filled by allocate_on_chip() for SBUF/PSUM tiles: partitions
   /// [partition_start, partition_start + shape[0]) and bytes [byte_offset, byte_offset +
@@ -59,6 +63,29 @@ struct Tensor {
   std::int32_t partition_start = 0;
   std::int64_t byte_offset = -1;
   std::int64_t bytes_per_partition = 0;
+};
+
+/// A tensor id that names no tensor (a block of a block tensor that no instruction uses).
+inline constexpr TensorId kNoTensor = 0xFFFFFFFFu;
+
+/// A tensor with block dimensions before its partition dimension
+/// (`nl.ndarray((8, nl.par_dim(128), 512), buffer=nl.psum)`, NKI's block dimension guide):
+/// each block is a tile of its own, an IR Tensor of the block's shape on the same partitions
+/// with its own bytes, allocated by its own liveness. This record keeps the whole tensor for
+/// the IR text and BIR: its per-partition size, if every block were live at once, is
+/// product(block dims) x product(free dims) x dtype size.
+struct BlockTensor {
+  std::string name;
+  Shape shape;                  ///< the block dimensions, then the partition and free dimensions
+  std::uint32_t partition_dim = 0; ///< the number of block dimensions
+  Memory memory = Memory::Sbuf;
+  DType dtype = DType::Float32;
+  SourceLoc loc;
+  std::vector<TensorId> blocks; ///< row-major over the block dimensions; kNoTensor when unused
+
+  std::int64_t num_blocks() const;
+  /// The block's index along each block dimension (`[1, 3]`).
+  std::vector<std::int64_t> block_index(std::size_t block) const;
 };
 
 /// Up to three SPMD grid axes: a view's offset may carry `coefficient * program_id(axis)`.
@@ -168,6 +195,7 @@ public:
   std::vector<std::string> output_names; ///< the returned tensors' names, in order
   std::int64_t matmul_mac_count = 0;     ///< K*M*N summed over MatMul instructions
   bool has_collectives = false;
+  std::vector<BlockTensor> block_tensors; ///< tensors with block dimensions, by creation
 
   /// Appends an instruction with its operands and attributes; `header` gives the opcode,
   /// engine, loop kind and location.
@@ -219,38 +247,64 @@ private:
 /// The canonical, line-oriented text of a function (`--emit=ir`), stable for golden tests:
 /// a header, one line per tensor, one line per instruction. Source locations are printed as
 /// line:col only (never paths), so output does not depend on where files live. The grammar of
-/// each line is at the top of lib/ir/print.cpp.
-std::string print_function(const Function &fn, const SourceManager &sources);
+/// each line is at the top of lib/ir/print.cpp. `options.source_locations` off leaves the
+/// `@line:col` out (`options.calls` is the caller's business: a function is one call's).
+std::string print_function(const Function &fn, const SourceManager &sources, const TextOptions &options = {});
 /// Appends the text of print_function() to a sink, which may write it out as it grows.
-void print_function(TextSink &out, const Function &fn, const SourceManager &sources);
+void print_function(TextSink &out, const Function &fn, const SourceManager &sources, const TextOptions &options = {});
 
 /// Makes tensor names unique in creation order: the first `load` keeps its name, later ones
 /// become `load.1`, `load.2`, ..., skipping any name already taken (a later tensor named
-/// `load.1` by the kernel becomes `load.1.1`). The trace numbers names once it is done, so that
-/// tiles renamed after their variable leave no gaps. Memory is proportional to the number of
-/// distinct names the kernel chose, not to the number of tensors.
+/// `load.1` by the kernel becomes `load.1.1`). A block tensor is numbered as one name where
+/// its first block appears, and each block becomes `name[i, j]` by its block index. The trace
+/// numbers names once it is done, so that tiles renamed after their variable leave no gaps.
+/// Memory is proportional to the number of distinct names the kernel chose, not to the number
+/// of tensors.
 void number_tensor_names(Function &fn);
 
-/// The allocation error of allocate_on_chip(): which tile did not fit, and the figures.
+/// The allocation error of allocate_on_chip(): which tile did not fit, and the figures; or
+/// which two tiles the kernel placed on the same bytes while both are live.
 struct AllocationError {
   TensorId tensor = 0;
   Memory memory = Memory::Sbuf;
   std::int64_t needed = 0;   ///< bytes per partition the tile needs
   std::int64_t capacity = 0; ///< bytes per partition of the memory
   std::int64_t in_use = 0;   ///< bytes per partition held by live tiles when it failed
+  TensorId overlaps = kNoTensor; ///< a live tile the kernel placed on the same bytes
+  std::size_t instruction = 0;   ///< where both are live (for an overlap)
 };
 
 /// Assigns every SBUF and PSUM tile a partition range and byte offset, following liveness
 /// (SPEC §3 `allocate_pending_tensors`): a tile is live from the first instruction that touches
 /// it (as dst or src) to the last one, so tiles of unrolled loop iterations reuse space. Tiles are
 /// placed first-fit at their first use, in instruction order (dst before src), and freed after
-/// their last use; every tile starts at partition 0. Offsets are 4-byte aligned; in PSUM a tile
+/// their last use; every tile starts at partition 0. A tile the kernel placed itself
+/// (Tensor::user_placed) keeps its place; its bytes are kept free of the other tiles for the
+/// whole kernel, and two placed tiles live at once must not share bytes of a partition (an
+/// error naming both). Offsets are 4-byte aligned; in PSUM a tile
 /// of at most one 2 KiB bank lies inside one bank, a larger one starts at a bank. A tile no
 /// instruction touches keeps byte_offset -1; bytes_per_partition is set on every SBUF/PSUM
 /// tensor. Runs in O((tensors + access patterns) log capacity). Returns the first tile that
 /// does not fit (tiles placed before it keep their offsets), or nothing when all fit.
 std::optional<AllocationError> allocate_on_chip(Function &fn, std::int64_t sbuf_bytes_per_partition,
                                                 std::int64_t psum_bytes_per_partition);
+
+/// A broken invariant of a traced function's layout, found by check_layout().
+struct LayoutViolation {
+  std::size_t instruction = 0; ///< the instruction it concerns, or kNoInstruction
+  TensorId tensor = 0;
+  std::string message;
+};
+inline constexpr std::size_t kNoInstruction = static_cast<std::size_t>(-1);
+
+/// The tracer's internal consistency check of an allocated function (a violation is nkicc's
+/// bug): every access pattern stays inside its tensor; on chip, its first pair steps over
+/// whole partitions and the others stay inside one partition; every tile lies inside its
+/// memory (a PSUM tile of at most a bank inside one bank); and no two tiles live at the same
+/// time share bytes of a partition. `grid` bounds the program-id terms of the offsets.
+std::optional<LayoutViolation> check_layout(const Function &fn, std::span<const std::int64_t> grid,
+                                            std::int64_t sbuf_bytes_per_partition,
+                                            std::int64_t psum_bytes_per_partition);
 
 /// Bytes one partition of a tile needs: the product of its free dimensions times the element
 /// size (saturating at INT64_MAX, so an absurd shape fails allocation instead of wrapping).

@@ -25,6 +25,10 @@ struct TensorSpec {
   bool has_access_shape = false;
   DType dtype = DType::Float32;
   std::string name; ///< optional parameter name for HLO; empty when not given
+  /// An internal call's result: `"memory"`, "shared_hbm" or "private_hbm" (empty: not given).
+  /// Where an output parameter bound to it ({"result": i} in the registry) lives (shared_hbm when
+  /// not given), or what a returned tensor must be in. Not part of the per-run key (SPEC §7).
+  std::string memory;
   SourceLoc loc;
 };
 

@@ -17,6 +17,8 @@
 
 namespace nkicc::trace {
 
+struct KernelTrace;
+
 struct TraceOptions {
   std::uint64_t max_instructions = 10'000'000; ///< --max-instructions
   /// Statements and calls a trace may run; 0: ten per instruction allowed, at least 10,000,000
@@ -25,6 +27,12 @@ struct TraceOptions {
   bool use_cache = true;                       ///< --no-cache turns the specialization cache off
   /// Where `print()` in a kernel goes (the tool logs it at info level).
   std::function<void(const std::string &)> print_handler;
+  /// A cache behind the specialization cache (the persistent cache, issue 14): asked on each
+  /// specialization miss, with the key's Python repr, before the kernel is traced; a result it
+  /// returns stands for the trace (and fills the specialization cache as a trace would, so the
+  /// per-run figures stay the seed's). Empty: every miss is traced.
+  std::function<std::unique_ptr<KernelTrace>(const Call &call, const std::string &specialization_key)>
+      find_specialization;
 };
 
 /// One returned tensor: its name, shape and dtype (backend_config's kernel_return).
@@ -73,8 +81,9 @@ public:
   /// when the trace fails.
   const KernelTrace *trace_call(const Call &call);
 
-  /// Runs a registry source's module-level statements, once per source; false on an error.
-  bool load_registry_source(const python::Module &module);
+  /// Runs a registry source's module-level statements as module `name`, once per source; false
+  /// on an error.
+  bool load_registry_source(const python::Module &module, const std::string &name);
 
   /// Traces an internal call through its registry entry: the op's operands, results and attrs
   /// marshalled into the entry function's arguments (seed 000 `_resolve_kernel_config`). No

@@ -1,0 +1,214 @@
+// The layout consistency check (check_layout in kernel_ir.h): an internal check, run on every
+// trace, that every access pattern stays inside its tensor's layout and every tile inside its
+// memory. It exists because a wrong layout is otherwise silent: a tile placed on too few
+// partitions still traces, with views that run past it.
+#include "nkicc/ir/kernel_ir.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <queue>
+
+namespace nkicc::ir {
+namespace {
+
+constexpr std::int64_t kPartitions = 128;
+constexpr std::int64_t kPsumBankBytes = 2048;
+
+struct Range {
+  std::int64_t lo = 0, hi = 0;
+};
+
+// Saturating, so an absurd pattern reports a violation instead of wrapping.
+std::int64_t sat_add(std::int64_t a, std::int64_t b) {
+  std::int64_t r;
+  if (__builtin_add_overflow(a, b, &r))
+    return b > 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
+std::int64_t sat_mul(std::int64_t a, std::int64_t b) {
+  std::int64_t r;
+  if (__builtin_mul_overflow(a, b, &r))
+    return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+  return r;
+}
+
+void widen(Range &r, std::int64_t span) {
+  if (span < 0)
+    r.lo = sat_add(r.lo, span);
+  else
+    r.hi = sat_add(r.hi, span);
+}
+
+std::string pattern_text(const Function &fn, const Operand &op) {
+  std::string out = fmt::format("%{}[", op.tensor);
+  auto pattern = fn.pattern(op);
+  for (std::size_t i = 0; i < pattern.size(); ++i)
+    out += fmt::format("{}[{}, {}]", i ? ", " : "", pattern[i].first, pattern[i].second);
+  out += ']';
+  if (op.offset)
+    out += fmt::format("{:+}", op.offset);
+  return out;
+}
+
+/// The first way `op` leaves its tensor, or empty.
+std::string check_operand(const Function &fn, const Operand &op, std::span<const std::int64_t> grid, bool masked) {
+  if (op.tensor >= fn.tensors.size())
+    return fmt::format("names tensor %{}, but the function has {}", op.tensor, fn.tensors.size());
+  const Tensor &t = fn.tensors[op.tensor];
+  auto pattern = fn.pattern(op);
+  auto program = fn.program_offset(op);
+  std::int64_t elements = 1;
+  for (std::int64_t d : t.shape)
+    elements = sat_mul(elements, d);
+  // The per-instance part of the offset, over every instance of the grid.
+  Range instance;
+  for (std::size_t a = 0; a < program.size(); ++a)
+    widen(instance, sat_mul(program[a], a < grid.size() ? grid[a] - 1 : 0));
+  Range all{sat_add(op.offset, instance.lo), sat_add(op.offset, instance.hi)};
+  for (auto [step, num] : pattern) {
+    if (num <= 0)
+      return fmt::format("{} has an empty dimension", pattern_text(fn, op));
+    widen(all, sat_mul(step, num - 1));
+  }
+  // A masked access may reach past an HBM tensor where its mask is false (NKI's tiling idiom
+  // `mask=(i * 128 + ip < n)`); a tile is always addressed whole.
+  if ((all.lo < 0 || all.hi >= elements) && !(masked && !is_on_chip(t.memory)))
+    return fmt::format("{} reaches elements [{}, {}] of {} '{}' {}, which has {}", pattern_text(fn, op), all.lo, all.hi,
+                       memory_name(t.memory), t.name, dtype_name(t.dtype), elements);
+  if (!is_on_chip(t.memory) || t.shape.empty() || pattern.empty())
+    return {};
+  // On chip, the first pair steps over partitions and the others stay inside one: every
+  // partition makes the same accesses within its own bytes.
+  std::int64_t per_partition = elements / t.shape[0];
+  auto [p_step, p_num] = pattern[0];
+  if (p_num > 1 && p_step % per_partition != 0)
+    return fmt::format("{}: its first (partition) step {} is not a whole partition of {} elements of '{}'",
+                       pattern_text(fn, op), p_step, per_partition, t.name);
+  Range within{op.offset % per_partition, op.offset % per_partition};
+  if (within.lo < 0)
+    within = {within.lo + per_partition, within.hi + per_partition};
+  for (std::size_t a = 0; a < program.size(); ++a) {
+    std::int64_t extent = a < grid.size() ? grid[a] - 1 : 0;
+    if (program[a] % per_partition != 0)
+      widen(within, sat_mul(program[a] % per_partition, extent));
+  }
+  for (std::size_t k = 1; k < pattern.size(); ++k)
+    widen(within, sat_mul(pattern[k].first, pattern[k].second - 1));
+  if (within.lo < 0 || within.hi >= per_partition)
+    return fmt::format("{}: its free dimensions reach elements [{}, {}] of a partition of '{}', which holds {}",
+                       pattern_text(fn, op), within.lo, within.hi, t.name, per_partition);
+  return {};
+}
+
+std::string check_allocation(const Tensor &t, std::int64_t capacity) {
+  if (!is_on_chip(t.memory) || t.byte_offset < 0)
+    return {};
+  std::int64_t partitions = t.shape.empty() ? 0 : t.shape[0];
+  if (t.partition_start < 0 || t.partition_start + partitions > kPartitions)
+    return fmt::format("tile '{}' is placed on partitions [{}, {})", t.name, t.partition_start,
+                       t.partition_start + partitions);
+  if (t.byte_offset + t.bytes_per_partition > capacity)
+    return fmt::format("tile '{}' is placed at bytes [{}, {}) of {}", t.name, t.byte_offset,
+                       t.byte_offset + t.bytes_per_partition, capacity);
+  if (t.memory == Memory::Psum && t.bytes_per_partition <= kPsumBankBytes &&
+      t.byte_offset / kPsumBankBytes != (t.byte_offset + t.bytes_per_partition - 1) / kPsumBankBytes)
+    return fmt::format("PSUM tile '{}' of {} bytes straddles a bank boundary at bytes [{}, {})", t.name,
+                       t.bytes_per_partition, t.byte_offset, t.byte_offset + t.bytes_per_partition);
+  return {};
+}
+
+} // namespace
+
+std::optional<LayoutViolation> check_layout(const Function &fn, std::span<const std::int64_t> grid,
+                                            std::int64_t sbuf_bytes_per_partition,
+                                            std::int64_t psum_bytes_per_partition) {
+  const std::size_t n = fn.tensors.size();
+  for (std::size_t id = 0; id < n; ++id) {
+    const Tensor &t = fn.tensors[id];
+    std::string why =
+        check_allocation(t, t.memory == Memory::Psum ? psum_bytes_per_partition : sbuf_bytes_per_partition);
+    if (!why.empty())
+      return LayoutViolation{kNoInstruction, static_cast<TensorId>(id), std::move(why)};
+  }
+  // Live ranges, for the overlap check: a tile is live from its first use to its last.
+  std::vector<std::size_t> first(n, kNoInstruction), last(n, 0);
+  for (std::size_t i = 0; i < fn.instructions.size(); ++i) {
+    const Instruction &inst = fn.instructions[i];
+    bool masked = false;
+    for (const auto &[name, value] : fn.attrs(inst))
+      masked = masked || name == "mask";
+    for (const Operand &op : fn.operands(inst)) {
+      std::string why = check_operand(fn, op, grid, masked);
+      if (!why.empty())
+        return LayoutViolation{i, op.tensor, std::move(why)};
+      if (first[op.tensor] == kNoInstruction)
+        first[op.tensor] = i;
+      last[op.tensor] = i;
+    }
+  }
+  // Tiles in order of their first use. Those on partition 0 onwards (every tile the
+  // automatic allocator places) overlap in partitions, so among them bytes must not: a map of
+  // live byte ranges finds a clash from its neighbours. Tiles placed elsewhere (a user's
+  // allocation) are few and compared with every live tile.
+  std::vector<TensorId> order;
+  for (std::size_t id = 0; id < n; ++id)
+    if (is_on_chip(fn.tensors[id].memory) && fn.tensors[id].byte_offset >= 0 &&
+        fn.tensors[id].bytes_per_partition > 0 && first[id] != kNoInstruction)
+      order.push_back(static_cast<TensorId>(id));
+  std::stable_sort(order.begin(), order.end(), [&](TensorId a, TensorId b) { return first[a] < first[b]; });
+  std::map<std::int64_t, TensorId> live_at[2]; // byte offset -> tile, per memory (SBUF, PSUM)
+  std::vector<TensorId> placed_elsewhere;
+  using Ending = std::pair<std::size_t, TensorId>;
+  std::priority_queue<Ending, std::vector<Ending>, std::greater<>> endings;
+  auto clash = [&](TensorId a, TensorId b) -> std::optional<LayoutViolation> {
+    const Tensor &t = fn.tensors[a], &u = fn.tensors[b];
+    if (t.memory != u.memory)
+      return std::nullopt;
+    std::int64_t tp = t.shape.empty() ? 0 : t.shape[0], up = u.shape.empty() ? 0 : u.shape[0];
+    bool partitions = t.partition_start < u.partition_start + up && u.partition_start < t.partition_start + tp;
+    bool bytes =
+        t.byte_offset < u.byte_offset + u.bytes_per_partition && u.byte_offset < t.byte_offset + t.bytes_per_partition;
+    if (!partitions || !bytes)
+      return std::nullopt;
+    return LayoutViolation{first[a], a,
+                           fmt::format("tiles '{}' and '{}' are live at once on the same {} bytes", u.name, t.name,
+                                       memory_name(t.memory))};
+  };
+  for (TensorId id : order) {
+    const Tensor &t = fn.tensors[id];
+    while (!endings.empty() && endings.top().first < first[id]) {
+      TensorId done = endings.top().second;
+      endings.pop();
+      const Tensor &d = fn.tensors[done];
+      if (d.partition_start == 0)
+        live_at[d.memory == Memory::Psum].erase(d.byte_offset);
+      else
+        std::erase(placed_elsewhere, done);
+    }
+    for (TensorId o : placed_elsewhere)
+      if (auto v = clash(id, o))
+        return v;
+    auto &live = live_at[t.memory == Memory::Psum];
+    if (t.partition_start == 0) {
+      auto next = live.lower_bound(t.byte_offset);
+      if (next != live.end())
+        if (auto v = clash(id, next->second))
+          return v;
+      if (next != live.begin())
+        if (auto v = clash(id, std::prev(next)->second))
+          return v;
+      live.emplace(t.byte_offset, id);
+    } else {
+      for (const auto &[offset, o] : live)
+        if (auto v = clash(id, o))
+          return v;
+      placed_elsewhere.push_back(id);
+    }
+    endings.emplace(last[id], id);
+  }
+  return std::nullopt;
+}
+
+} // namespace nkicc::ir

@@ -1,0 +1,75 @@
+// `nkicc simulate`: trace as `trace` does, then execute each call's BIR kernel on the CPU over
+// .npy inputs (issue 13). `-o` names a folder of outputs, not one output: the subcommand declares
+// its own -o and leaves nothing for cli.cpp to deliver.
+#include "commands.h"
+
+namespace nkicc::tool {
+
+namespace {
+
+class SimulateCommand : public Command {
+public:
+  SimulateCommand(CLI::App &parent, SharedOptions &shared) {
+    app_ = parent.add_subcommand(
+        "simulate", "Trace each call and run its BIR kernel on the CPU: .npy inputs in, .npy outputs out");
+    add_description_input(app_, input_);
+    call_opt_ = app_->add_option("--call", call_, "Simulate only call N (0-based)")->type_name("N");
+    inputs_opt_ = app_->add_option("--inputs", request_.inputs_dir,
+                                   "Read call N's tensor parameter P from DIR/callN.P.npy")
+                      ->type_name("DIR");
+    seed_opt_ = app_->add_option("--random-inputs", seed_,
+                                 "Make deterministic inputs from SEED instead, and write them to the output folder")
+                    ->type_name("SEED");
+    inputs_opt_->excludes(seed_opt_);
+    app_->add_flag("--check-nan", request_.check_nan, "Warn when an instruction makes a NaN from finite inputs");
+    app_->add_option("-o,--output", request_.output_dir, "Folder for the outputs, OUTDIR/callN.NAME.npy")
+        ->required()
+        ->type_name("OUTDIR");
+    add_target_options(app_, shared.target);
+    add_diagnostic_options(app_, shared.diagnostics);
+    HelpFooter footer;
+    footer.examples = {
+        "nkicc simulate kernel.json --random-inputs=1 -o out",
+        "nkicc simulate kernel.json --inputs in --call 0 --check-nan -o out",
+    };
+    footer.reads_target_environment = true;
+    app_->footer(help_footer(footer));
+  }
+
+  bool takes_target() const override { return true; }
+
+  std::optional<UsageError> check(Session &session) override {
+    options_ = session.driver_options();
+    if (auto error = resolve_description_input(input_, options_, "simulate"))
+      return error;
+    if (!inputs_opt_->count() && !seed_opt_->count())
+      return UsageError{"simulate needs --inputs DIR or --random-inputs=SEED"};
+    if (call_opt_->count())
+      request_.call = call_;
+    if (seed_opt_->count())
+      request_.seed = seed_;
+    return std::nullopt;
+  }
+
+  std::optional<DriverOutput> run(Session &session) override {
+    options_.text_output = session.text_output;
+    // The outputs are files in OUTDIR, written already: nothing reaches stdout.
+    return run_simulate(options_, request_, session.sources, session.diags);
+  }
+
+private:
+  DescriptionInput input_;
+  SimulateRequest request_;
+  std::size_t call_ = 0;
+  std::uint64_t seed_ = 0;
+  CLI::Option *call_opt_ = nullptr, *inputs_opt_ = nullptr, *seed_opt_ = nullptr;
+  DriverOptions options_;
+};
+
+} // namespace
+
+std::unique_ptr<Command> make_simulate_command(CLI::App &parent, SharedOptions &shared) {
+  return std::make_unique<SimulateCommand>(parent, shared);
+}
+
+} // namespace nkicc::tool
