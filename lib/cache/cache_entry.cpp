@@ -165,10 +165,13 @@ public:
       return tag == 5 ? PyConstant::tuple(std::move(items)) : PyConstant::list(std::move(items));
     }
     case 7: {
-      std::vector<std::pair<std::string, PyConstant>> entries(count(9));
-      for (auto &[k, v] : entries) {
-        k = str();
-        v = value(depth + 1);
+      // (emplace_back, not a sized vector: clang 14 takes PyConstant's pair as not default-constructible.)
+      std::size_t n = count(9);
+      std::vector<std::pair<std::string, PyConstant>> entries;
+      entries.reserve(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        std::string k = str();
+        entries.emplace_back(std::move(k), value(depth + 1));
       }
       return PyConstant::make_dict(std::move(entries));
     }

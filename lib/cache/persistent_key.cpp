@@ -74,29 +74,9 @@ void add_files(std::vector<KeyComponent> &c, const std::vector<KeyFile> &files) 
     c.push_back({(f.path.empty() ? "source " : "file ") + f.name, f.path.empty() ? "inline" : f.path, f.digest});
 }
 
-std::string arg_text(const RegistryArg &a) {
-  switch (a.kind) {
-  case RegistryArg::Kind::Operand:
-    return fmt::format("operand {}", a.index);
-  case RegistryArg::Kind::ResultDim:
-    return fmt::format("result_dim {} {}", a.index, a.dim);
-  case RegistryArg::Kind::Attr: {
-    std::string out = "attr ";
-    append_py_str_repr(out, a.attr);
-    if (a.value) {
-      out += " default ";
-      append_py_repr(out, *a.value);
-    }
-    return out;
-  }
-  case RegistryArg::Kind::Const: {
-    std::string out = "const ";
-    append_py_repr(out, *a.value);
-    return out;
-  }
-  }
-  return {};
-}
+/// The registry's own canonical text (the same as this key's for the kinds it had before
+/// operand_shape, result, result_shape, dtype and object).
+std::string arg_text(const RegistryArg &a) { return a.canonical_text(); }
 
 } // namespace
 
