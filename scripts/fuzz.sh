@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang-14, -fsanitize=fuzzer,address,undefined) into a build folder
 # of their own, then runs one target for SECONDS seconds over its committed seed corpus
-# (fuzz/corpus/TARGET, read only) and its dictionary. New inputs go to a working corpus in the
-# build folder; a crash, leak, timeout or out-of-memory input is left in its artifacts folder and
-# makes the script fail (libFuzzer's exit status).
+# (fuzz/corpus/TARGET, read only), the inputs that once crashed it (fuzz/regressions/TARGET) and
+# its dictionary. New inputs go to a working corpus in the build folder; a crash, leak, timeout or
+# out-of-memory input is left in its artifacts folder and makes the script fail (libFuzzer's exit
+# status).
 #
 # Usage: scripts/fuzz.sh TARGET SECONDS [libFuzzer options...]
 #   TARGET: description registry python trace bir backend_config
@@ -41,4 +42,7 @@ options=(-max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$arti
 # Leaks are findings; a UBSan report stops the run as a crash does.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-exec "$build/fuzz/fuzz_$target" "${options[@]}" "$@" "$work" "fuzz/corpus/$target"
+corpora=("$work" "fuzz/corpus/$target")
+# Inputs that once crashed a target (each fixed, each with its test) run first on every start.
+[ -d "fuzz/regressions/$target" ] && corpora+=("fuzz/regressions/$target")
+exec "$build/fuzz/fuzz_$target" "${options[@]}" "$@" "${corpora[@]}"
