@@ -339,10 +339,11 @@ std::optional<CacheEntry> parse(std::string_view bytes, std::string_view expecte
     in = static_cast<std::size_t>(p.u64());
     out = static_cast<std::size_t>(p.u64());
   }
-  t.constant_values.resize(p.count(9));
-  for (auto &[name, value] : t.constant_values) {
-    name = p.str();
-    value = p.value();
+  std::size_t constants = p.count(9);
+  t.constant_values.reserve(constants); // (not resize: clang 14, as in value() above)
+  for (std::size_t i = 0; i < constants; ++i) {
+    std::string name = p.str();
+    t.constant_values.emplace_back(std::move(name), p.value());
   }
   t.grid = p.dims();
   t.platform_target_is_fallback = p.u8() != 0;
