@@ -11,25 +11,53 @@ namespace {
 using flatbuffers::String;
 using flatbuffers::Vector;
 
-std::string text(const String *s) { return s ? std::string(s->data(), s->size()) : std::string(); }
+/// The bytes a decoder may copy out of a blob: shared strings in a crafted blob (100,000 names
+/// pointing at one megabyte) could otherwise expand it into terabytes. Each copy is counted
+/// before it is made; once the budget is spent every further copy is empty and exceeded() says so.
+class CopyBudget {
+public:
+  explicit CopyBudget(std::size_t blob_size) : left_(64 * blob_size + (1u << 20)) {}
+  bool exceeded() const { return exceeded_; }
+  /// Counts `bytes` (plus one, so that empty items count too); false once the budget is spent.
+  bool take(std::size_t bytes) {
+    if (exceeded_ || bytes >= left_) {
+      exceeded_ = true;
+      return false;
+    }
+    left_ -= bytes + 1;
+    return true;
+  }
+  std::string text(const String *s) {
+    if (!take(s ? s->size() : 0) || !s)
+      return {};
+    return std::string(s->data(), s->size());
+  }
+  std::vector<std::string> strings(const Vector<flatbuffers::Offset<String>> *v) {
+    std::vector<std::string> out;
+    if (v)
+      for (flatbuffers::uoffset_t i = 0; i < v->size() && !exceeded_; ++i)
+        out.push_back(text(v->Get(i)));
+    return out;
+  }
 
-std::vector<std::string> strings(const Vector<flatbuffers::Offset<String>> *v) {
-  std::vector<std::string> out;
-  if (v)
-    for (flatbuffers::uoffset_t i = 0; i < v->size(); ++i)
-      out.push_back(text(v->Get(i)));
-  return out;
-}
+private:
+  std::size_t left_;
+  bool exceeded_ = false;
+};
+
+constexpr const char *kSharedData = "would be far larger than the blob (shared data)";
 
 class KernelDecoder {
 public:
-  KernelDecoder(std::string &error, std::size_t budget) : error_(error), budget_(budget) {}
+  KernelDecoder(std::string &error, CopyBudget &budget) : error_(error), budget_(budget) {}
 
   bool decode(const Kernel &k, KernelData &out) {
-    out.name = text(k.name());
-    out.target = text(k.target());
-    out.input_names = strings(k.input_names());
-    out.output_names = strings(k.output_names());
+    out.name = budget_.text(k.name());
+    out.target = budget_.text(k.target());
+    out.input_names = budget_.strings(k.input_names());
+    out.output_names = budget_.strings(k.output_names());
+    if (budget_.exceeded())
+      return fail(std::string("its names ") + kSharedData);
     out.matmul_mac_count = k.matmul_mac_count();
     out.has_collectives = k.has_collectives();
     if (!is_aligned_8(k.grid()))
@@ -45,9 +73,12 @@ public:
     }
     if (const auto *tensors = k.tensors()) {
       out.tensors.resize(tensors->size());
-      for (flatbuffers::uoffset_t i = 0; i < tensors->size(); ++i)
+      for (flatbuffers::uoffset_t i = 0; i < tensors->size(); ++i) {
         if (!tensor(i, *tensors->Get(i), out.tensors[i]))
           return false;
+        if (budget_.exceeded())
+          return fail(std::string("its tensor names ") + kSharedData);
+      }
     }
     tensor_count_ = out.tensors.size();
     if (const auto *instructions = k.instructions()) {
@@ -73,7 +104,7 @@ private:
       return fail("tensor %" + std::to_string(id) + " has a role, memory or dtype out of range");
     if (!is_aligned_8(t.shape()))
       return fail("tensor %" + std::to_string(id) + " has a misaligned shape");
-    out.name = text(t.name());
+    out.name = budget_.text(t.name());
     out.role = *role;
     out.memory = *memory;
     out.dtype = *dtype;
@@ -126,9 +157,8 @@ private:
 
   bool value(const PyValue *v, PyConstant &out) {
     // Shared strings in a crafted blob could expand into far more memory than the blob holds.
-    copied_ += 1 + (v && v->s() ? v->s()->size() : 0);
-    if (copied_ > budget_)
-      return fail("its attributes would be far larger than the blob (shared data)");
+    if (!budget_.take(v && v->s() ? v->s()->size() : 0))
+      return fail(std::string("its attributes ") + kSharedData);
     out = PyConstant{};
     if (!v)
       return true;
@@ -149,7 +179,7 @@ private:
       out.f = v->f();
       break;
     case PyConstant::Kind::Str:
-      out.s = text(v->s());
+      out.s = v->s() ? std::string(v->s()->data(), v->s()->size()) : std::string(); // counted above
       break;
     case PyConstant::Kind::Tuple:
     case PyConstant::Kind::List:
@@ -162,10 +192,13 @@ private:
       break;
     case PyConstant::Kind::Dict:
       if (const auto *entries = v->entries()) {
-        out.dict.resize(entries->size());
+        // (emplace_back, not resize: clang 14 takes PyConstant's pair as not default-constructible.)
+        out.dict.reserve(entries->size());
         for (flatbuffers::uoffset_t i = 0; i < entries->size(); ++i) {
-          out.dict[i].first = text(entries->Get(i)->name());
-          if (!value(entries->Get(i)->value(), out.dict[i].second))
+          out.dict.emplace_back(budget_.text(entries->Get(i)->name()), PyConstant());
+          if (budget_.exceeded())
+            return fail(std::string("its attributes ") + kSharedData);
+          if (!value(entries->Get(i)->value(), out.dict.back().second))
             return false;
         }
       }
@@ -192,14 +225,15 @@ private:
         PyConstant v;
         if (!value(attrs->Get(i)->value(), v))
           return false;
-        out.attrs.emplace_back(text(attrs->Get(i)->name()), std::move(v));
+        out.attrs.emplace_back(budget_.text(attrs->Get(i)->name()), std::move(v));
+        if (budget_.exceeded())
+          return fail(std::string("its attributes ") + kSharedData);
       }
     return true;
   }
 
   std::string &error_;
-  std::size_t budget_;
-  std::size_t copied_ = 0;
+  CopyBudget &budget_;
   std::size_t tensor_count_ = 0;
 };
 
@@ -219,7 +253,8 @@ std::optional<KernelData> read_kernel(std::string_view kernel_blob, std::string 
   if (!check_version(kernel->format_version(), error))
     return std::nullopt;
   KernelData out;
-  if (!KernelDecoder(error, 64 * copy.size() + (1u << 20)).decode(*kernel, out))
+  CopyBudget budget(copy.size());
+  if (!KernelDecoder(error, budget).decode(*kernel, out))
     return std::nullopt;
   return out;
 }
@@ -237,10 +272,11 @@ std::optional<ModuleData> read_module(std::string_view blob, std::string &error)
   if (!check_version(module->format_version(), error))
     return std::nullopt;
   ModuleData out;
-  out.info.name = text(module->name());
-  out.info.nkicc_version = text(module->nkicc_version());
-  out.info.target = text(module->target());
-  out.info.nki_frontend = text(module->nki_frontend());
+  CopyBudget budget(copy.size());
+  out.info.name = budget.text(module->name());
+  out.info.nkicc_version = budget.text(module->nkicc_version());
+  out.info.target = budget.text(module->target());
+  out.info.nki_frontend = budget.text(module->nki_frontend());
   std::size_t kernel_bytes = 0;
   if (const auto *kernels = module->kernels())
     for (flatbuffers::uoffset_t i = 0; i < kernels->size(); ++i) {
@@ -251,10 +287,14 @@ std::optional<ModuleData> read_module(std::string_view blob, std::string &error)
         error = "corrupt BIR module: kernel blobs overlap";
         return std::nullopt;
       }
-      out.kernels.emplace_back(text(entry->cache_key()),
+      out.kernels.emplace_back(budget.text(entry->cache_key()),
                                bytes ? std::string(reinterpret_cast<const char *>(bytes->data()), bytes->size())
                                      : std::string());
     }
+  if (budget.exceeded()) {
+    error = std::string("corrupt BIR module: its cache keys ") + kSharedData;
+    return std::nullopt;
+  }
   if (const auto *calls = module->instructions())
     for (flatbuffers::uoffset_t i = 0; i < calls->size(); ++i) {
       const NKIKLIRKernel *inst = calls->Get(i);
@@ -264,12 +304,16 @@ std::optional<ModuleData> read_module(std::string_view blob, std::string &error)
         return std::nullopt;
       }
       ModuleCall call;
-      call.func_name = text(inst->func_name());
-      call.kernel_name = text(inst->kernel_name());
-      call.cache_key = text(inst->cache_key());
+      call.func_name = budget.text(inst->func_name());
+      call.kernel_name = budget.text(inst->kernel_name());
+      call.cache_key = budget.text(inst->cache_key());
       call.kernel_index = inst->kernel_index();
-      call.func_args = strings(inst->func_args());
-      call.func_outs = strings(inst->func_outs());
+      call.func_args = budget.strings(inst->func_args());
+      call.func_outs = budget.strings(inst->func_outs());
+      if (budget.exceeded()) {
+        error = std::string("corrupt BIR module: its names ") + kSharedData;
+        return std::nullopt;
+      }
       out.calls.push_back(std::move(call));
     }
   return out;

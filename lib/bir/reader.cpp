@@ -87,32 +87,39 @@ void append_token(std::string &out, std::string_view s) {
     append_py_str_repr(out, s);
 }
 
-void append_token_list(std::string &out, const Vector<flatbuffers::Offset<String>> *names) {
-  if (!names)
-    return;
-  for (flatbuffers::uoffset_t i = 0; i < names->size(); ++i) {
-    if (i)
-      out += ", ";
-    append_token(out, view(names->Get(i)));
-  }
-}
-
-
-
-
 /// Text output shares one budget: shared strings in a crafted buffer could otherwise expand a
-/// few megabytes into terabytes of text.
+/// few megabytes into terabytes of text. A string is checked against it before it is copied
+/// (fits), since one list of 100,000 names may point at the same megabyte.
 class TextSink {
 public:
   TextSink(std::string &out, std::size_t budget) : out_(out), budget_(budget) {}
   std::string &out() { return out_; }
   bool over_budget() const { return out_.size() > budget_; }
   std::size_t budget() const { return budget_; }
+  /// Whether a token of `bytes` bytes, printed at its longest (every byte a `\xNN` escape,
+  /// quotes and a separator), still fits.
+  bool fits(std::size_t bytes) const { return out_.size() <= budget_ && 4 * bytes + 4 <= budget_ - out_.size(); }
 
 private:
   std::string &out_;
   std::size_t budget_;
 };
+
+/// `a, b, c`; false (nothing more appended) when the next name would not fit the budget.
+bool append_token_list(TextSink &sink, const Vector<flatbuffers::Offset<String>> *names) {
+  if (!names)
+    return true;
+  std::string &out = sink.out();
+  for (flatbuffers::uoffset_t i = 0; i < names->size(); ++i) {
+    std::string_view name = view(names->Get(i));
+    if (!sink.fits(name.size()))
+      return false;
+    if (i)
+      out += ", ";
+    append_token(out, name);
+  }
+  return true;
+}
 
 std::size_t text_budget(std::size_t blob_size) { return 64 * blob_size + (1u << 20); }
 
@@ -128,9 +135,8 @@ private:
     error_ = "corrupt BIR kernel: " + std::move(message);
     return false;
   }
-  bool check_budget() {
-    return !sink_.over_budget() || fail("its text would be far larger than the blob (shared data)");
-  }
+  bool check_budget() { return !sink_.over_budget() || check_budget_failed(); }
+  bool check_budget_failed() { return fail("its text would be far larger than the blob (shared data)"); }
   void line_start(std::size_t depth) {
     out_ += indent_;
     out_.append(2 * depth, ' ');
@@ -197,11 +203,15 @@ bool KernelPrinter::to_py(const PyValue *value, PyConstant &result) {
     break;
   case PyConstant::Kind::Dict:
     if (const auto *entries = value->entries()) {
-      result.dict.resize(entries->size());
+      // (emplace_back, not resize: clang 14 takes PyConstant's pair as not default-constructible.)
+      result.dict.reserve(entries->size());
       for (flatbuffers::uoffset_t i = 0; i < entries->size(); ++i) {
         const Attr *entry = entries->Get(i);
-        result.dict[i].first = std::string(view(entry->name()));
-        if (!to_py(entry->value(), result.dict[i].second))
+        value_bytes_ += view(entry->name()).size();
+        if (value_bytes_ > sink_.budget())
+          return fail("its text would be far larger than the blob (shared data)");
+        result.dict.emplace_back(std::string(view(entry->name())), PyConstant());
+        if (!to_py(entry->value(), result.dict.back().second))
           return false;
       }
     }
@@ -376,13 +386,15 @@ bool KernelPrinter::print(const Kernel &k) {
   out_ += "inputs:";
   if (k.input_names() && k.input_names()->size())
     out_ += ' ';
-  append_token_list(out_, k.input_names());
+  if (!append_token_list(sink_, k.input_names()))
+    return check_budget_failed();
   out_ += '\n';
   line_start(1);
   out_ += "outputs:";
   if (k.output_names() && k.output_names()->size())
     out_ += ' ';
-  append_token_list(out_, k.output_names());
+  if (!append_token_list(sink_, k.output_names()))
+    return check_budget_failed();
   out_ += '\n';
   line_start(1);
   out_ += "matmul_mac_count: ";
@@ -577,11 +589,11 @@ std::optional<std::string> module_to_text(std::string_view blob, std::string &er
     out += " nki_binary_version_identifier=";
     append_token(out, view(inst->nki_binary_version_identifier()));
     out += " func_args=[";
-    append_token_list(out, inst->func_args());
+    bool fits = append_token_list(sink, inst->func_args());
     out += "] func_outs=[";
-    append_token_list(out, inst->func_outs());
+    fits = fits && append_token_list(sink, inst->func_outs());
     out += "]\n";
-    if (sink.over_budget()) {
+    if (!fits || sink.over_budget()) {
       error = "corrupt BIR module: its text would be far larger than the blob (shared data)";
       return std::nullopt;
     }

@@ -165,10 +165,13 @@ public:
       return tag == 5 ? PyConstant::tuple(std::move(items)) : PyConstant::list(std::move(items));
     }
     case 7: {
-      std::vector<std::pair<std::string, PyConstant>> entries(count(9));
-      for (auto &[k, v] : entries) {
-        k = str();
-        v = value(depth + 1);
+      // (emplace_back, not a sized vector: clang 14 takes PyConstant's pair as not default-constructible.)
+      std::size_t n = count(9);
+      std::vector<std::pair<std::string, PyConstant>> entries;
+      entries.reserve(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        std::string k = str();
+        entries.emplace_back(std::move(k), value(depth + 1));
       }
       return PyConstant::make_dict(std::move(entries));
     }
@@ -336,10 +339,11 @@ std::optional<CacheEntry> parse(std::string_view bytes, std::string_view expecte
     in = static_cast<std::size_t>(p.u64());
     out = static_cast<std::size_t>(p.u64());
   }
-  t.constant_values.resize(p.count(9));
-  for (auto &[name, value] : t.constant_values) {
-    name = p.str();
-    value = p.value();
+  std::size_t constants = p.count(9);
+  t.constant_values.reserve(constants); // (not resize: clang 14, as in value() above)
+  for (std::size_t i = 0; i < constants; ++i) {
+    std::string name = p.str();
+    t.constant_values.emplace_back(std::move(name), p.value());
   }
   t.grid = p.dims();
   t.platform_target_is_fallback = p.u8() != 0;

@@ -194,7 +194,7 @@ public:
   Pipeline(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags, const Manifest &manifest,
            const std::vector<python::Module> &modules, const ResolvedTarget &target,
            PersistentCache *persistent = nullptr)
-      : options_(options), sources_(sources), diags_(diags), manifest_(manifest), modules_(modules), target_(target),
+      : options_(options), sources_(sources), diags_(diags), manifest_(manifest), target_(target),
         persistent_(persistent), tracer_(sources, manifest, modules, target, trace_options(options, this), diags) {}
 
   /// Reads the internal-kernel registry when any call needs it, and resolves every internal
@@ -423,6 +423,7 @@ private:
   static trace::TraceOptions trace_options(const DriverOptions &options, Pipeline *self) {
     trace::TraceOptions t;
     t.max_instructions = options.max_instructions;
+    t.max_steps = options.max_steps;
     t.use_cache = options.use_cache;
     t.print_handler = options.print_handler;
     if (self->persistent_)
@@ -788,7 +789,6 @@ private:
   SourceManager &sources_;
   DiagnosticEngine &diags_;
   const Manifest &manifest_;
-  const std::vector<python::Module> &modules_;
   const ResolvedTarget &target_;
   PersistentCache *persistent_;
   trace::Tracer tracer_;

@@ -271,8 +271,9 @@ std::optional<Value> Machine::instantiate_simple(ClassObject &cls, Value *args, 
     PooledArgs pooled(*this);
     CallArgs &a = pooled.args;
     a.loc = site.loc;
+    Value *with_self = args - 1; // (args[k - 1] with an unsigned k = 0 is an overflow, UBSan says)
     for (std::size_t k = 0; k < n + 1; ++k)
-      a.positional.push_back(std::move(args[k - 1]));
+      a.positional.push_back(std::move(with_self[k]));
     result = call(*init, a, site.loc);
   }
   if (!result.is_none())

@@ -202,7 +202,9 @@ Value make_dataclass(Interpreter &, const Value &cls_value, const DataclassOptio
       cls->set(sym(name), *f->default_);
     else if (v)
       cls->dict.erase(sym(name));
-    auto same = std::find_if(fields.begin(), fields.end(), [&](const Ref<FieldObject> &g) { return g->name == name; });
+    // (An init-capture: clang 14 cannot capture a structured binding.)
+    auto same = std::find_if(fields.begin(), fields.end(),
+                             [&field_name = name](const Ref<FieldObject> &g) { return g->name == field_name; });
     if (same != fields.end())
       *same = f;
     else
@@ -465,7 +467,8 @@ std::shared_ptr<ModuleObject> dataclasses_module(Interpreter &interp) {
             b.keywords.emplace_back(f->name, change ? *change : in.get_attr(obj, f->name));
           }
           for (const auto &[k, v] : a.keywords)
-            if (std::none_of(b.keywords.begin(), b.keywords.end(), [&](const auto &kv) { return kv.first == k; }))
+            if (std::none_of(b.keywords.begin(), b.keywords.end(),
+                             [&keyword = k](const auto &kv) { return kv.first == keyword; })) // (clang 14)
               raise_python("TypeError", c.qualname + ".__init__() got an unexpected keyword argument '" + k + "'");
           return in.call(Value::object(Ref<ClassObject>(&c)), b);
         }));

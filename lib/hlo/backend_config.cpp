@@ -11,6 +11,9 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
+#include <cmath>
+#include <limits>
 #include <string_view>
 
 namespace nkicc::hlo {
@@ -76,6 +79,103 @@ void append_named_values(std::string &out, const std::vector<std::pair<std::stri
   }
   out += '}';
 }
+
+/// A JSON number literal's value (RapidJSON's syntax, NaN and Infinity included) as RapidJSON
+/// would store it: int64, else uint64, else a correctly rounded double; nullopt when beyond the
+/// double range. RapidJSON 1.1.0's own full-precision conversion reads out of bounds on some long
+/// literals with a large negative exponent (`1.777...82e-0374`: decode-config crashed), so the
+/// parser hands numbers over as text and std::from_chars converts them.
+struct JsonNumber {
+  enum class Kind { Int64, Uint64, Double } kind = Kind::Double;
+  std::int64_t i = 0;
+  std::uint64_t u = 0;
+  double d = 0.0;
+};
+
+std::optional<JsonNumber> json_number(std::string_view text) {
+  bool minus = !text.empty() && text[0] == '-';
+  std::string_view body = minus ? text.substr(1) : text;
+  if (body == "NaN")
+    return JsonNumber{JsonNumber::Kind::Double, 0, 0, std::numeric_limits<double>::quiet_NaN()};
+  if (body == "Inf" || body == "Infinity")
+    return JsonNumber{JsonNumber::Kind::Double, 0, 0, (minus ? -1 : 1) * std::numeric_limits<double>::infinity()};
+  const char *end = text.data() + text.size();
+  if (text.find_first_of(".eE") == std::string_view::npos) {
+    JsonNumber n;
+    n.kind = JsonNumber::Kind::Int64;
+    if (auto r = std::from_chars(text.data(), end, n.i); r.ec == std::errc() && r.ptr == end)
+      return n;
+    n.kind = JsonNumber::Kind::Uint64;
+    if (auto r = std::from_chars(text.data(), end, n.u); !minus && r.ec == std::errc() && r.ptr == end)
+      return n;
+  }
+  JsonNumber n;
+  auto r = std::from_chars(text.data(), end, n.d);
+  if (r.ec == std::errc() && r.ptr == end)
+    return n;
+  if (r.ec != std::errc::result_out_of_range)
+    return std::nullopt;
+  // Out of range: below the smallest subnormal is a signed zero (as RapidJSON and CPython say),
+  // above the largest double an error. The literal's order of magnitude tells which.
+  std::size_t e = body.find_first_of("eE");
+  std::string_view mantissa = body.substr(0, e);
+  std::size_t point = std::min(mantissa.find('.'), mantissa.size());
+  std::size_t first = mantissa.find_first_of("123456789");
+  long long magnitude = first == std::string_view::npos ? -1
+                        : first < point                 ? static_cast<long long>(point - first)
+                                                        : -static_cast<long long>(first - point);
+  if (e != std::string_view::npos) {
+    std::string_view exponent = body.substr(e + 1);
+    bool exponent_minus = !exponent.empty() && exponent[0] == '-';
+    if (!exponent.empty() && (exponent[0] == '-' || exponent[0] == '+'))
+      exponent.remove_prefix(1);
+    long long value = 0;
+    auto er = std::from_chars(exponent.data(), exponent.data() + exponent.size(), value);
+    if (er.ec != std::errc())
+      value = std::numeric_limits<int>::max(); // more digits than any double's exponent
+    magnitude += exponent_minus ? -value : value;
+  }
+  if (magnitude > 0)
+    return std::nullopt;
+  return JsonNumber{JsonNumber::Kind::Double, 0, 0, minus ? -0.0 : 0.0};
+}
+
+/// Builds the Document from RapidJSON's SAX events, converting number literals with
+/// json_number (kParseNumbersAsStringsFlag).
+struct DocumentBuilder {
+  rapidjson::Document &doc;
+  bool number_out_of_range = false;
+
+  bool Null() { return doc.Null(); }
+  bool Bool(bool b) { return doc.Bool(b); }
+  bool Int(int i) { return doc.Int(i); }
+  bool Uint(unsigned u) { return doc.Uint(u); }
+  bool Int64(std::int64_t i) { return doc.Int64(i); }
+  bool Uint64(std::uint64_t u) { return doc.Uint64(u); }
+  bool Double(double d) { return doc.Double(d); }
+  bool RawNumber(const char *s, rapidjson::SizeType n, bool) {
+    auto number = json_number(std::string_view(s, n));
+    if (!number) {
+      number_out_of_range = true;
+      return false;
+    }
+    switch (number->kind) {
+    case JsonNumber::Kind::Int64:
+      return doc.Int64(number->i);
+    case JsonNumber::Kind::Uint64:
+      return doc.Uint64(number->u);
+    case JsonNumber::Kind::Double:
+      return doc.Double(number->d);
+    }
+    return false;
+  }
+  bool String(const char *s, rapidjson::SizeType n, bool copy) { return doc.String(s, n, copy); }
+  bool StartObject() { return doc.StartObject(); }
+  bool Key(const char *s, rapidjson::SizeType n, bool copy) { return doc.Key(s, n, copy); }
+  bool EndObject(rapidjson::SizeType n) { return doc.EndObject(n); }
+  bool StartArray() { return doc.StartArray(); }
+  bool EndArray(rapidjson::SizeType n) { return doc.EndArray(n); }
+};
 
 /// Deep enough for any config nkicc writes; deeper input is refused before it can exhaust the
 /// stack of the recursive conversion below.
@@ -280,11 +380,23 @@ std::optional<std::string> decode_config(std::string_view base64_text, std::stri
     return std::nullopt;
   }
   rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag | rapidjson::kParseNanAndInfFlag |
-            rapidjson::kParseValidateEncodingFlag>(json->data(), json->size());
-  if (doc.HasParseError()) {
-    error = fmt::format("malformed backend_config: invalid JSON at byte {}: {}", doc.GetErrorOffset(),
-                        rapidjson::GetParseError_En(doc.GetParseError()));
+  rapidjson::ParseResult parsed;
+  bool out_of_range = false;
+  auto generate = [&](rapidjson::Document &d) {
+    DocumentBuilder builder{d};
+    rapidjson::MemoryStream bytes(json->data(), json->size());
+    rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> input(bytes);
+    rapidjson::Reader reader;
+    parsed = reader.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag |
+                          rapidjson::kParseNanAndInfFlag | rapidjson::kParseValidateEncodingFlag>(input, builder);
+    out_of_range = builder.number_out_of_range;
+    return !parsed.IsError();
+  };
+  doc.Populate(generate);
+  if (parsed.IsError()) {
+    error = fmt::format("malformed backend_config: invalid JSON at byte {}: {}", parsed.Offset(),
+                        out_of_range ? rapidjson::GetParseError_En(rapidjson::kParseErrorNumberTooBig)
+                                     : rapidjson::GetParseError_En(parsed.Code()));
     return std::nullopt;
   }
   if (!doc.IsObject()) {

@@ -153,7 +153,8 @@ struct Tracer::Impl {
     InterpreterLimits limits;
     // Enough steps for any kernel that fits the instruction budget, few enough that an endless
     // loop ends within seconds.
-    limits.max_steps = std::max<std::uint64_t>(10'000'000, 10 * options.max_instructions);
+    limits.max_steps = options.max_steps != 0 ? options.max_steps
+                                              : std::max<std::uint64_t>(10'000'000, 10 * options.max_instructions);
     interp = std::make_unique<Interpreter>(
         sources, limits, [this](Interpreter &, std::string_view name) { return runtime.resolve(name); });
     if (options.print_handler)

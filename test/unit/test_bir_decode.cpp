@@ -1,5 +1,6 @@
 #include "ir_fixture.h"
 #include "nkicc/bir/bir.h"
+#include "bir/schema.h"
 
 #include <catch2/catch.hpp>
 
@@ -124,4 +125,48 @@ TEST_CASE("read_kernel: corrupt blobs are errors, never crashes", "[bir]") {
     CHECK((k.has_value() || !error.empty()));
   }
   CHECK_FALSE(bir::read_kernel(blob.substr(0, blob.size() - 8), error));
+}
+
+TEST_CASE("read_kernel, read_module: names that share one string stay bounded", "[bir]") {
+  // 4,000 names pointing at one 64 KiB string: 256 MiB if each were copied, from an 80 KB blob.
+  // The decoders count every copy against a budget proportional to the blob before making it.
+  std::string error;
+  auto finish = [](flatbuffers::FlatBufferBuilder &fbb, auto root, const char *identifier) {
+    fbb.TrackMinAlign(8); // as nkicc's writer: the reader requires an 8-byte aligned size
+    fbb.Finish(root, identifier);
+    return std::string(reinterpret_cast<const char *>(fbb.GetBufferPointer()), fbb.GetSize());
+  };
+
+  SECTION("a kernel's input names") {
+    flatbuffers::FlatBufferBuilder fbb;
+    auto name = fbb.CreateString(std::string(65536, 'x'));
+    auto names = fbb.CreateVector(std::vector<flatbuffers::Offset<flatbuffers::String>>(4000, name));
+    std::string blob = finish(
+        fbb, bir::CreateKernel(fbb, bir::kFormatVersion, fbb.CreateString("k"), fbb.CreateString("trn2"), names),
+        bir::kKernelIdentifier);
+    CHECK_FALSE(bir::read_kernel(blob, error));
+    CHECK(error == "corrupt BIR kernel: its names would be far larger than the blob (shared data)");
+    CHECK_FALSE(bir::kernel_to_text(blob, error));
+    CHECK(error == "corrupt BIR kernel: its text would be far larger than the blob (shared data)");
+  }
+
+  SECTION("a module call's func_args") {
+    SourceManager sm;
+    std::string kernel = bir::write_kernel(Function{}, "trn2", sm);
+    flatbuffers::FlatBufferBuilder fbb;
+    auto bytes = fbb.CreateVector(reinterpret_cast<const std::uint8_t *>(kernel.data()), kernel.size());
+    auto kernels = fbb.CreateVector(
+        std::vector<flatbuffers::Offset<bir::KernelBlob>>{bir::CreateKernelBlob(fbb, fbb.CreateString("key"), bytes)});
+    auto arg = fbb.CreateString(std::string(65536, 'a'));
+    auto args = fbb.CreateVector(std::vector<flatbuffers::Offset<flatbuffers::String>>(4000, arg));
+    auto call = bir::CreateNKIKLIRKernel(fbb, fbb.CreateString("f"), fbb.CreateString("k"), fbb.CreateString("bir"),
+                                         fbb.CreateString("key"), 0, 0, args);
+    auto calls = fbb.CreateVector(std::vector<flatbuffers::Offset<bir::NKIKLIRKernel>>{call});
+    std::string blob =
+        finish(fbb, bir::CreateModule(fbb, bir::kFormatVersion, 0, 0, 0, 0, kernels, calls), bir::kModuleIdentifier);
+    CHECK_FALSE(bir::read_module(blob, error));
+    CHECK(error == "corrupt BIR module: its names would be far larger than the blob (shared data)");
+    CHECK_FALSE(bir::module_to_text(blob, error));
+    CHECK(error == "corrupt BIR module: its text would be far larger than the blob (shared data)");
+  }
 }

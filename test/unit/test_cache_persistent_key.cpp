@@ -110,6 +110,9 @@ TEST_CASE("an internal key holds the per-run key and the registry entry", "[cach
   RegistryEntry entry;
   entry.func_name = "tiled_dve_transpose_10";
   entry.source = "/usr/share/nkicc/kernels/tiled_dve_transpose.py";
+  // As the registry's checker fills them: the module name and the files by their names only.
+  entry.module = "tiled_dve_transpose";
+  entry.file_names = {"tiled_dve_transpose.py", "common.py"};
   entry.entry = "transpose_kernel";
   RegistryArg operand;
   entry.args.push_back(operand);
@@ -118,8 +121,8 @@ TEST_CASE("an internal key holds the per-run key and the registry entry", "[cach
   attr.attr = "tile";
   attr.value = PyConstant::integer(32);
   entry.kwargs.emplace_back("tile", attr);
-  CHECK(registry_entry_text(entry) == "func_name 'tiled_dve_transpose_10'\nsource 'tiled_dve_transpose.py'\n"
-                                      "entry 'transpose_kernel'\narg operand 0\nkwarg 'tile' attr 'tile' default 32\n"
+  CHECK(registry_entry_text(entry) == "func_name 'tiled_dve_transpose_10'\nmodule 'tiled_dve_transpose'\n"
+                                      "file 'tiled_dve_transpose.py'\nfile 'common.py'\nentry 'transpose_kernel'\narg operand 0\nkwarg 'tile' attr 'tile' default 32\n"
                                       "results 1\n");
   PersistentKey k = internal_persistent_key(call, std::string(64, '5'), entry, ctx("trn2"), files());
   CHECK(k.kernel == "tiled_dve_transpose_10");

@@ -43,6 +43,7 @@ struct DriverOptions {
   EmitKind emit = EmitKind::Bir;
   TargetInputs target;
   std::uint64_t max_instructions = 10'000'000;
+  std::uint64_t max_steps = 0; ///< per trace; 0: derived from max_instructions (TraceOptions)
   bool use_cache = true;
   bool stats_json = false;              ///< --stats-format=json (stats and summary)
   TextOptions text;                     ///< source locations and the calls text outputs show

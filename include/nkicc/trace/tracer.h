@@ -21,6 +21,9 @@ struct KernelTrace;
 
 struct TraceOptions {
   std::uint64_t max_instructions = 10'000'000; ///< --max-instructions
+  /// Statements and calls a trace may run; 0: ten per instruction allowed, at least 10,000,000
+  /// (enough for any kernel that fits the instruction budget).
+  std::uint64_t max_steps = 0;
   bool use_cache = true;                       ///< --no-cache turns the specialization cache off
   /// Where `print()` in a kernel goes (the tool logs it at info level).
   std::function<void(const std::string &)> print_handler;
