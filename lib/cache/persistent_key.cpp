@@ -94,6 +94,12 @@ std::string arg_text(const RegistryArg &a) {
     append_py_repr(out, *a.value);
     return out;
   }
+  case RegistryArg::Kind::OperandShape:
+  case RegistryArg::Kind::Result:
+  case RegistryArg::Kind::ResultShape:
+  case RegistryArg::Kind::DType:
+  case RegistryArg::Kind::Object:
+    return a.canonical_text();
   }
   return {};
 }
