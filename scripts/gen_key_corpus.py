@@ -67,7 +67,7 @@ def rand_tensor(rng):
 
 
 def rand_call(rng):
-    names = ["blockwise_mm", "tiled_dve_transpose_10", "resize_nearest_fixed_dma_kernel", "conv2d_pbp_3x3"]
+    names = ["blockwise_mm", "tiled_dve_transpose_10", "resize_nearest_fixed_dma_kernel", "conv2d_pbp_0f1b_0i1o_01fb_experimental_1"]
     call = {"internal": rng.choice(names)}
     if rng.random() < 0.5:
         call["kernel_name"] = rand_text(rng) or "kernel"

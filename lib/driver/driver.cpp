@@ -478,9 +478,9 @@ private:
     return *(external_files_ = std::move(files));
   }
 
-  /// The files an internal call's trace depends on: its registry entry's source and any other
-  /// file read while the registry was loaded that is neither a registry.json nor another
-  /// entry's source (the sources' imports).
+  /// The files an internal call's trace depends on: its registry entry's files (the source, the
+  /// modules it lists, its package) and any other file read while the registry was loaded that
+  /// is neither a registry.json nor another entry's file (the sources' imports).
   std::vector<KeyFile> internal_files(const RegistryEntry &entry) {
     std::vector<KeyFile> files;
     auto listed = [](const std::vector<std::string> &list, std::string_view name) {
@@ -488,7 +488,8 @@ private:
     };
     for (FileId f = registry_files_begin_; f < registry_files_end_; ++f) {
       std::string_view name = sources_.name(f);
-      if (name == entry.source || (!listed(registry_.files(), name) && !listed(registry_.sources_read(), name)))
+      if (listed(entry.files, name) ||
+          (!listed(registry_.files(), name) && !listed(registry_.sources_read(), name)))
         files.push_back(key_file(f));
     }
     return files;

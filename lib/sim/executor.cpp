@@ -39,7 +39,8 @@ __extension__ typedef __int128 Wide;
 Executor::Executor(const bir::KernelData &kernel, const SimulateOptions &options, KernelRun &run)
     : kernel_(kernel), options_(options), run_(run), buffers_(kernel.tensors.size()) {
   // Tiles and private HBM are freed after their last use, so an unrolled kernel's memory is
-  // that of its live tiles, as on the device.
+  // that of its live tiles, as on the device. A result in private HBM (an internal kernel's
+  // return) is kept: it is read back as an output.
   std::vector<std::size_t> last(kernel.tensors.size(), SIZE_MAX);
   for (std::size_t i = 0; i < kernel.instructions.size(); ++i) {
     for (const ir::AccessPattern &ap : kernel.instructions[i].dst)
@@ -49,7 +50,8 @@ Executor::Executor(const bir::KernelData &kernel, const SimulateOptions &options
   }
   release_.resize(kernel.instructions.size());
   for (std::size_t t = 0; t < last.size(); ++t)
-    if (last[t] != SIZE_MAX && kernel.tensors[t].memory != ir::Memory::SharedHbm)
+    if (last[t] != SIZE_MAX && kernel.tensors[t].memory != ir::Memory::SharedHbm &&
+        kernel.tensors[t].role == ir::TensorRole::Internal)
       release_[last[t]].push_back(static_cast<ir::TensorId>(t));
   has_grid_ = !kernel.grid.empty();
 }
@@ -314,9 +316,10 @@ bool Executor::run(std::span<const HostArray> inputs) {
 }
 
 bool Executor::run_instance() {
-  // Each instance starts with empty tiles and private HBM; shared HBM is what earlier ones left.
+  // Each instance starts with empty tiles and private HBM; shared HBM (and a result in private
+  // HBM) is what earlier ones left.
   for (std::size_t t = 0; t < kernel_.tensors.size(); ++t)
-    if (kernel_.tensors[t].memory != ir::Memory::SharedHbm)
+    if (kernel_.tensors[t].memory != ir::Memory::SharedHbm && kernel_.tensors[t].role == ir::TensorRole::Internal)
       release(static_cast<ir::TensorId>(t));
   for (index_ = 0; index_ < kernel_.instructions.size(); ++index_) {
     if (!execute_instruction(*this, kernel_.instructions[index_]))
