@@ -102,6 +102,58 @@ std::string check_operand(const Function &fn, const Operand &op, std::span<const
   return {};
 }
 
+/// An indirect DMA (lib/nki/indirect.cpp): its last source is an SBUF tile of integers, one
+/// index per partition of the indexed view or one for all, and the indexed view with every
+/// index of [0, indirect_size) stays inside its tensor (the device checks the values).
+std::string check_indirect(const Function &fn, const Instruction &inst, std::span<const std::int64_t> grid,
+                           bool masked) {
+  const PyConstant *side = nullptr, *step = nullptr, *size = nullptr;
+  for (const auto &[name, value] : fn.attrs(inst)) {
+    if (name == "indirect")
+      side = &value;
+    else if (name == "indirect_step")
+      step = &value;
+    else if (name == "indirect_size")
+      size = &value;
+  }
+  if (!side)
+    return {};
+  if (side->kind != PyConstant::Kind::Str || (side->s != "src" && side->s != "dst") || !step ||
+      step->kind != PyConstant::Kind::Int || !size || size->kind != PyConstant::Kind::Int || size->i <= 0)
+    return "its indirect attributes are incomplete";
+  bool on_dst = side->s == "dst";
+  if (inst.num_src < 2 || (on_dst && inst.num_dst < 1))
+    return "an indirect DMA needs the indexed view and the index tile";
+  const Operand &index = fn.src(inst).back();
+  const Operand &view = on_dst ? fn.dst(inst)[0] : fn.src(inst)[0];
+  const Tensor &it = fn.tensors[index.tensor];
+  auto ip = fn.pattern(index);
+  std::int64_t indices = 1;
+  for (auto [s, n] : ip)
+    indices = sat_mul(indices, n);
+  auto vp = fn.pattern(view);
+  std::int64_t partitions = vp.empty() ? 1 : vp[0].second;
+  if (it.memory != Memory::Sbuf || ip.empty() || indices != ip[0].second || (indices != 1 && indices != partitions))
+    return fmt::format("its index tile {} is not an SBUF tile of one index per partition of the indexed view",
+                       pattern_text(fn, index));
+  // The indexed view over every index of [0, indirect_size).
+  const Tensor &t = fn.tensors[view.tensor];
+  std::int64_t elements = 1;
+  for (std::int64_t d : t.shape)
+    elements = sat_mul(elements, d);
+  Range all{view.offset, view.offset};
+  auto program = fn.program_offset(view);
+  for (std::size_t a = 0; a < program.size(); ++a)
+    widen(all, sat_mul(program[a], a < grid.size() ? grid[a] - 1 : 0));
+  for (auto [s, n] : vp)
+    widen(all, sat_mul(s, n - 1));
+  widen(all, sat_mul(step->i, size->i - 1));
+  if ((all.lo < 0 || all.hi >= elements) && !masked)
+    return fmt::format("{} indexed in [0, {}) by steps of {} reaches elements [{}, {}] of '{}', which has {}",
+                       pattern_text(fn, view), size->i, step->i, all.lo, all.hi, t.name, elements);
+  return {};
+}
+
 std::string check_allocation(const Tensor &t, std::int64_t capacity) {
   if (!is_on_chip(t.memory) || t.byte_offset < 0)
     return {};
@@ -139,6 +191,10 @@ std::optional<LayoutViolation> check_layout(const Function &fn, std::span<const 
     bool masked = false;
     for (const auto &[name, value] : fn.attrs(inst))
       masked = masked || name == "mask";
+    if (std::string why = check_indirect(fn, inst, grid, masked); !why.empty()) {
+      TensorId about = fn.operands(inst).empty() ? TensorId{0} : fn.operands(inst)[0].tensor;
+      return LayoutViolation{i, about, std::move(why)};
+    }
     for (const Operand &op : fn.operands(inst)) {
       std::string why = check_operand(fn, op, grid, masked);
       if (!why.empty())

@@ -164,7 +164,13 @@ Value lower_dma_copy(OpCall &c) {
   if (dst->shape() != src->shape())
     raise_error("ValueError", fmt::format("'dma_copy' needs equal shapes, got dst {} and src {}", dst->describe(),
                                           src->describe()));
-  c.emit({&dst->ap, 1}, {&src->ap, 1}, with_mask({}, c.get("mask")));
+  if (dst->indirect && src->indirect)
+    raise_error("not-modelled", "nkicc does not model a 'dma_copy' indexed by tiles of indices on both sides");
+  std::vector<ir::AccessPattern> srcs = {src->ap};
+  ir::AttrList attrs;
+  add_indirect_operand(*src, "src", srcs, attrs);
+  add_indirect_operand(*dst, "dst", srcs, attrs);
+  c.emit({&dst->ap, 1}, srcs, with_mask(std::move(attrs), c.get("mask")));
   return Value::none();
 }
 
@@ -205,7 +211,7 @@ const OpDef kOps[] = {
      dst_at(1)},
     {"dma_copy(dst: tensor, src: tensor, *, mask: mask? = None, dst_rmw_op: op? = None, oob_mode: any = None, "
      "dge_mode: any = None)",
-     ir::Engine::Sync, ir::Opcode::DmaCopy, lower_dma_copy},
+     ir::Engine::Sync, ir::Opcode::DmaCopy, lower_dma_copy, {}, {}, true},
 };
 
 } // namespace

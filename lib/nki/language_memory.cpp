@@ -15,7 +15,10 @@ Value lower_load(OpCall &c) {
   auto src = c.required_tensor("src");
   KernelBuilder &kb = c.kb();
   auto out = new_tile(kb, "load", ir::Memory::Sbuf, src->shape(), c.dtype().value_or(src->tensor().dtype));
-  c.emit({&out->ap, 1}, {&src->ap, 1}, with_mask({}, c.get("mask")));
+  std::vector<ir::AccessPattern> srcs = {src->ap};
+  ir::AttrList attrs;
+  add_indirect_operand(*src, "src", srcs, attrs);
+  c.emit({&out->ap, 1}, srcs, with_mask(std::move(attrs), c.get("mask")));
   return Value::object(out);
 }
 
@@ -162,9 +165,9 @@ constexpr ir::Opcode kMemset = ir::Opcode::Memset;
 
 // Creation ops take `buffer` positionally too, as the new `nki` API does.
 const OpDef kOps[] = {
-    {"load(src: hbm, *, mask: mask? = None, dtype: dtype? = None)", kSync, kLoad, lower_load},
+    {"load(src: hbm, *, mask: mask? = None, dtype: dtype? = None)", kSync, kLoad, lower_load, {}, {}, true},
     {"load_transpose2d(src: hbm, *, mask: mask? = None, dtype: dtype? = None)", kSync, kLoad, lower_load_transpose2d},
-    {"store(dst: hbm, value: tile, *, mask: mask? = None)", kSync, ir::Opcode::Store, lower_store},
+    {"store(dst: hbm, value: tile, *, mask: mask? = None)", kSync, ir::Opcode::Store, lower_store, {}, {}, true},
     {"copy(src: tile, *, mask: mask? = None, dtype: dtype? = None)", kVector, ir::Opcode::TensorCopy, lower_copy, {},
      "copy"},
     {"ndarray(shape: shape, dtype: dtype, buffer: any = None, name: any = '')", kVector, kMemset, lower_ndarray},

@@ -486,7 +486,10 @@ void store(KernelBuilder &kb, const TensorRef &dst, std::shared_ptr<TensorRef> v
   require_on_chip(*value, "store", "value");
   check_store_shape(dst, *value, dst_name, value_name);
   value = to_sbuf(kb, value);
-  kb.emit(ir::Opcode::Store, ir::Engine::Sync, {dst.ap}, {broadcast_view(*value, dst.shape())}, with_mask({}, mask));
+  std::vector<ir::AccessPattern> src = {broadcast_view(*value, dst.shape())};
+  ir::AttrList attrs;
+  add_indirect_operand(dst, "dst", src, attrs);
+  kb.emit(ir::Opcode::Store, ir::Engine::Sync, {dst.ap}, src, with_mask(std::move(attrs), mask));
 }
 
 bool write_result_into(KernelBuilder &kb, const TensorRef &target, const TensorRef &result) {

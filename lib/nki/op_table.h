@@ -79,6 +79,9 @@ struct OpDef {
   DstForm dst = {};
   /// The NumPy name that means this op when applied to a tile (`np.exp`), or empty.
   std::string_view numpy = {};
+  /// Its HBM operands may be indexed by a tile of indices (indirect DMA, indirect.cpp); every
+  /// other op refuses such a view (NKI's err_indirect_indices_are_not_supported_with_nki_api).
+  bool indirect = false;
 };
 
 /// An OpDef with its signature parsed.

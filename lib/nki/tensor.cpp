@@ -149,6 +149,10 @@ private:
 } // namespace
 
 Value TensorRef::get_item(Interpreter &, const Value &key) {
+  if (indirect)
+    raise_error("not-modelled", fmt::format("nkicc does not model indexing a view of tensor '{}' that a tile of "
+                                            "indices already indexes",
+                                            tensor().name));
   // The index parts, by address (no Value copies): indexing runs for every load and store of
   // an unrolled loop, so it allocates nothing for the usual few dimensions.
   ir::SmallVector<const Value *, 6> parts;
@@ -228,10 +232,13 @@ Value TensorRef::get_item(Interpreter &, const Value &key) {
     by_axis.resize(static_cast<std::size_t>(index_rank), {1, 1});
     ir::SmallVector<bool, 8> used;
     used.resize(static_cast<std::size_t>(index_rank), false);
-    for (const Value *p : expanded)
+    for (const Value *p : expanded) {
       if (auto *e = p->as<IndexObject>())
         for (const IndexTerm &t : e->terms)
           used[static_cast<std::size_t>(t.axis)] = true;
+      if (indirect_partitions(*p) > 1) // a tile of indices takes the partition axis
+        used[0] = true;
+    }
     ir::SmallVector<bool, 8> stepped; // an index term has set the axis's step
     stepped.resize(static_cast<std::size_t>(index_rank), false);
     std::size_t next_free = 0;
@@ -241,14 +248,32 @@ Value TensorRef::get_item(Interpreter &, const Value &key) {
         continue;
       auto [dim_step, dim_size] = ap.pattern[dim];
       std::optional<IndexObject> e;
-      if (auto a = to_affine(*p)) {
-        e = ix.integer(*a, dim_size);
+      auto keep_integer_dim = [&, dim_step = dim_step] {
         while (next_free < used.size() && used[next_free])
           ++next_free;
         if (next_free < used.size()) {
           by_axis[next_free] = {dim_step, 1};
           used[next_free++] = true;
         }
+      };
+      if (auto *tile = p->as<TensorRef>()) {
+        std::int64_t n = add_indirect_index(*this, *out, *tile, dim_step, dim_size);
+        if (n == 1) {
+          keep_integer_dim();
+        } else {
+          if (stepped[0])
+            raise_error("not-modelled", fmt::format("nkicc does not model a tile of indices and an index tile on "
+                                                    "the same axis of an access to '{}'",
+                                                    tensor().name));
+          by_axis[0] = {0, n};
+          stepped[0] = true;
+        }
+        ++dim;
+        continue;
+      }
+      if (auto a = to_affine(*p)) {
+        e = ix.integer(*a, dim_size);
+        keep_integer_dim();
       } else if (auto *idx = p->as<IndexObject>()) {
         e = *idx;
         for (const IndexTerm &t : idx->terms) {
@@ -321,6 +346,18 @@ Value TensorRef::get_item(Interpreter &, const Value &key) {
       e.terms.push_back({0, step, count});
       ix.place(dim, e, dim_step, dim_size);
       out->ap.pattern.emplace_back(checked_mul(dim_step, step), count);
+    } else if (auto *tile = p->as<TensorRef>()) {
+      // A tile of indices on the access's partition dimension, or one index for a dimension
+      // the access drops.
+      std::int64_t n = add_indirect_index(*this, *out, *tile, dim_step, dim_size);
+      if (n > 1 && !out->ap.pattern.empty())
+        raise_error("err_indirect_indices_free_dim",
+                    fmt::format("Dynamic indexing for load/store only supports the indirect indexing to be on the "
+                                "partition or block dimension: tile '{}' indexes dimension {} of '{}', which is not "
+                                "the partition dimension of the access",
+                                tile->tensor().name, dim, tensor().name));
+      if (n > 1)
+        out->ap.pattern.emplace_back(0, n);
     } else if (auto *idx = p->as<IndexObject>()) {
       ix.place(dim, *idx, dim_step, dim_size);
       if (idx->terms.empty())

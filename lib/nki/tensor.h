@@ -7,6 +7,15 @@
 
 namespace nkicc::nki {
 
+/// The index tile of an indirect access (`t[idx[:, 0], i_f]`, NKI's indirect DMA): at run
+/// time each element's offset gains `value * step`, where `value` is the index tile's element on
+/// the element's partition (or its only element, `w[e[0, 0], ...]`), which must lie in [0, size).
+struct IndirectIndex {
+  ir::AccessPattern index; ///< an SBUF view of integers: [P, 1] or [1, 1]
+  std::int64_t step = 0;   ///< the indexed dimension's step
+  std::int64_t size = 0;   ///< the indexed dimension's size
+};
+
 class TensorRef : public Object {
 public:
   std::string_view type_name() const override;
@@ -31,6 +40,9 @@ public:
   /// The first out-of-bound index of this view, if any: reported when an operation uses the
   /// view without a `mask=` (a masked access may reach past the end, as in NKI).
   std::string out_of_bound;
+  /// Set on an HBM view indexed by a tile of indices; `ap` then takes index 0 on the indexed
+  /// dimension (the dimension's pair has step 0, or is dropped for a single index).
+  std::shared_ptr<const IndirectIndex> indirect;
 };
 
 /// A tensor with block dimensions (`nl.ndarray((8, nl.par_dim(128), 512))`): indexing its
@@ -56,6 +68,18 @@ public:
   KernelBuilder *builder = nullptr;
   std::uint32_t index = 0; ///< in fn.block_tensors
 };
+
+/// An index tile in an index position of `view` (indirect.cpp): checks it (on SBUF, integers,
+/// one index per partition), records it on `out` for the dimension of `step` and `size`, and
+/// returns its partition count (1: a single index for the whole access).
+std::int64_t add_indirect_index(const TensorRef &view, TensorRef &out, const TensorRef &index, std::int64_t step,
+                                std::int64_t size);
+/// The partitions of an index tile used in an index position, 0 when `v` is none.
+std::int64_t indirect_partitions(const Value &v);
+/// A DMA's operands and attributes for an indirectly indexed side: appends the index tile to
+/// `src` and `indirect='src'|'dst'`, `indirect_step`, `indirect_size` to `attrs`.
+void add_indirect_operand(const TensorRef &view, std::string_view side, std::vector<ir::AccessPattern> &src,
+                          ir::AttrList &attrs);
 
 /// Methods of a tensor view: `x.reshape(shape)`, `x.broadcast_to(shape)`, `x.ap(...)`.
 std::optional<Value> tensor_method(Interpreter &interp, std::shared_ptr<TensorRef> self, std::string_view name);

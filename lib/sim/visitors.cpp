@@ -177,6 +177,27 @@ bool exact_conversion(DType from, DType to) {
 
 /// dst = src converted, element by element: the data-movement path, without the generic
 /// element-wise machinery (loads and stores move most of a kernel's elements).
+/// Element i of `src` at so[i] converted into `dst` at d_o[i], where `active` allows.
+void move_elements(Executor &ex, ir::TensorId src, const Offsets &so, ir::TensorId dst, const Offsets &d_o,
+                   const std::vector<std::uint8_t> *act) {
+  bool exact = exact_conversion(ex.tensor(src).dtype, ex.tensor(dst).dtype);
+  bool finite_in = true, nan_out = false;
+  for (std::size_t i = 0; i < d_o.size(); ++i) {
+    if (act && !(*act)[i])
+      continue;
+    double v = ex.read(src, so[i]);
+    if (exact) {
+      ex.write_exact(dst, d_o[i], v);
+    } else {
+      finite_in = finite_in && finite(v);
+      double r = ex.round_to_dtype(dst, v);
+      nan_out = nan_out || std::isnan(r);
+      ex.write_exact(dst, d_o[i], r);
+    }
+  }
+  ex.note_nan(finite_in, nan_out);
+}
+
 bool copy_view(Executor &ex, const bir::KernelInstruction &inst, const ir::AccessPattern &src) {
   const ir::AccessPattern &dst = inst.dst[0];
   if (src.tensor == dst.tensor) // overlapping views: read everything before writing
@@ -195,29 +216,78 @@ bool copy_view(Executor &ex, const bir::KernelInstruction &inst, const ir::Acces
   ex.check_written(src.tensor, so, act, "source");
   if (!ex.offsets(dst, d_o, act, "destination"))
     return false;
-  bool exact = exact_conversion(ex.tensor(src.tensor).dtype, ex.tensor(dst.tensor).dtype);
-  bool finite_in = true, nan_out = false;
-  for (std::size_t i = 0; i < d_o.size(); ++i) {
-    if (act && !(*act)[i])
-      continue;
-    double v = ex.read(src.tensor, so[i]);
-    if (exact) {
-      ex.write_exact(dst.tensor, d_o[i], v);
-    } else {
-      finite_in = finite_in && finite(v);
-      double r = ex.round_to_dtype(dst.tensor, v);
-      nan_out = nan_out || std::isnan(r);
-      ex.write_exact(dst.tensor, d_o[i], r);
-    }
-  }
-  ex.note_nan(finite_in, nan_out);
+  move_elements(ex, src.tensor, so, dst.tensor, d_o, act);
   return true;
 }
+
+/// An indirect DMA (Load, Store or DmaCopy with `indirect`, lib/nki/indirect.cpp): the last
+/// source is the index tile; element e of the indexed view (`indirect='src'` or `'dst'`) lies at
+/// its view offset plus index * indirect_step, the index being the index tile's element on e's
+/// partition (or its only one). An index that is not in [0, indirect_size) is an error, as on the
+/// device under NKI's default oob_mode.error; an element the mask turns off reads no index.
+bool visit_indirect_copy(Executor &ex, const bir::KernelInstruction &inst) {
+  double step_d = 0, size_d = 0;
+  const PyConstant *side = ex.attr("indirect");
+  if (!operand_count(ex, inst, 1, 2, 2) || !number_attr(ex, "indirect_step", step_d) ||
+      !number_attr(ex, "indirect_size", size_d))
+    return false;
+  if (side->kind != PyConstant::Kind::Str || (side->s != "src" && side->s != "dst"))
+    return ex.fail("its 'indirect' attribute is neither 'src' nor 'dst'");
+  bool on_dst = side->s == "dst";
+  const ir::AccessPattern &dst = inst.dst[0], &src = inst.src[0], &index = inst.src[1];
+  if (!same_count(ex, dst, src, "source"))
+    return false;
+  Scratch &sc = scratch();
+  std::vector<std::uint8_t> &active = sc.active;
+  bool masked = false;
+  if (!ex.mask(Executor::shape_of(dst), active, masked))
+    return false;
+  const std::vector<std::uint8_t> *act = masked ? &active : nullptr;
+  Offsets &so = sc.off[0], &d_o = sc.off[1], &io = sc.off[2];
+  if (!ex.offsets(src, so, act, "source") || !ex.offsets(dst, d_o, act, "destination") ||
+      !ex.offsets(index, io, nullptr, "index"))
+    return false;
+  const ir::AccessPattern &view = on_dst ? dst : src;
+  Offsets &vo = on_dst ? d_o : so;
+  std::int64_t partitions = view.pattern.empty() ? 1 : view.pattern[0].second;
+  if (io.size() != 1 && static_cast<std::int64_t>(io.size()) != partitions)
+    return ex.fail(fmt::format("its index tile holds {} indices for a view of {} partitions", io.size(), partitions));
+  ex.check_written(index.tensor, io, nullptr, "index");
+  const bir::KernelTensor &vt = ex.tensor(view.tensor);
+  std::int64_t elements = 1;
+  for (std::int64_t d : vt.shape)
+    elements *= d;
+  auto step = static_cast<std::int64_t>(step_d);
+  auto size = static_cast<std::int64_t>(size_d);
+  std::size_t per_partition = vo.size() / static_cast<std::size_t>(std::max<std::int64_t>(partitions, 1));
+  for (std::size_t i = 0; i < vo.size(); ++i) {
+    if (act && !(*act)[i])
+      continue;
+    std::size_t p = per_partition ? i / per_partition : 0;
+    std::size_t k = io.size() == 1 ? 0 : p;
+    double v = ex.read(index.tensor, io[k]);
+    if (!(v >= 0 && v < static_cast<double>(size)) || v != std::floor(v))
+      return ex.fail(fmt::format("index {} on partition {} of index tile '{}' is outside [0, {}), the indexed "
+                                 "dimension of '{}'",
+                                 v, k, ex.tensor(index.tensor).name, size, vt.name));
+    std::int64_t off = vo[i] + static_cast<std::int64_t>(v) * step;
+    if (off < 0 || off >= elements)
+      return ex.fail(fmt::format("index {} on partition {} of index tile '{}' reaches element {} of '{}', which has {}",
+                                 v, k, ex.tensor(index.tensor).name, off, vt.name, elements));
+    vo[i] = off;
+  }
+  ex.check_written(src.tensor, so, act, "source");
+  move_elements(ex, src.tensor, so, dst.tensor, d_o, act);
+  return true;
+}
+
 
 /// Load, Store, DmaCopy, TensorCopy: the value converted to the destination's dtype (round to
 /// nearest even, saturating integers); `mask` limits the elements moved; Load's `transpose`
 /// (nl.load_transpose2d) reads the source transposed.
 bool visit_copy(Executor &ex, const bir::KernelInstruction &inst) {
+  if (inst.opcode != ir::Opcode::TensorCopy && ex.attr("indirect"))
+    return visit_indirect_copy(ex, inst);
   if (!operand_count(ex, inst, 1, 1, 1))
     return false;
   ir::AccessPattern src = inst.src[0];

@@ -131,3 +131,28 @@ TEST_CASE("two live tiles on the same bytes are caught; dead ones may share") {
   copy(reuse, ap(b, {{64, 128}, {1, 64}}), ap(b, {{64, 128}, {1, 64}}));
   CHECK(check(reuse) == "ok");
 }
+
+TEST_CASE("an indirect DMA's indexed view stays inside its tensor over every index") {
+  // nl.load(data[idx[:, 0], 0:512]) on a [256, 512] tensor: the view takes row 0 (partition step
+  // 0), and each index of [0, 256) adds 512 elements.
+  auto gather = [](std::int64_t size, std::vector<std::int64_t> index_shape) {
+    Function fn;
+    TensorId data = add(fn, "data", Memory::SharedHbm, {256, 512});
+    TensorId idx = add(fn, "idx", Memory::Sbuf, std::move(index_shape));
+    TensorId t = add(fn, "t", Memory::Sbuf, {128, 512}, 512);
+    std::int64_t p = fn.tensors[idx].shape[0], f = fn.tensors[idx].shape[1];
+    AttrList attrs = {{"indirect", PyConstant::str("src")},
+                      {"indirect_step", PyConstant::integer(512)},
+                      {"indirect_size", PyConstant::integer(size)}};
+    add_instruction(fn, {Opcode::Load, Engine::Sync, LoopKind::None, {ap(t, {{512, 128}, {1, 512}})},
+                         {ap(data, {{0, 128}, {1, 512}}), ap(idx, {{f, p}, {1, f}})}, std::move(attrs), {}});
+    return check(fn);
+  };
+  CHECK(gather(256, {128, 1}) == "ok");
+  CHECK(gather(257, {128, 1}) == "0: %0[[0, 128], [1, 512]] indexed in [0, 257) by steps of 512 reaches elements "
+                                 "[0, 131583] of 'data', which has 131072");
+  CHECK(gather(256, {64, 1}) == "0: its index tile %1[[1, 64], [1, 1]] is not an SBUF tile of one index per "
+                                "partition of the indexed view");
+  CHECK(gather(256, {128, 2}) == "0: its index tile %1[[2, 128], [1, 2]] is not an SBUF tile of one index per "
+                                 "partition of the indexed view");
+}

@@ -87,7 +87,7 @@ def blockwise_mm(hidden_states, expert_affinities_masked, gate_up_proj_weight, d
     positions = token_position_to_id.reshape((N * token_tiles, TILE, 1))
     i_h = nl.arange(H)[None, :]
     for blk in nl.sequential_range(N):
-        expert = nl.load(block_to_expert[blk, :])  # [1, 1]: the block's expert
+        expert = nl.load(block_to_expert[blk:blk + 1, :])  # [1, 1]: the block's expert
         ids = []
         tokens = []
         for n in nl.static_range(token_tiles):
