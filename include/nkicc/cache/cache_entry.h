@@ -77,8 +77,8 @@ enum class EntryDefect {
 std::optional<CacheEntry> parse_entry(std::string_view bytes, std::string_view expected_key, EntryDefect &defect,
                                       std::string &why);
 /// The same, keeping the BIR blob in `bytes`' own buffer (a hit then copies it no more).
-std::optional<CacheEntry> parse_entry_buffer(std::string &&bytes, std::string_view expected_key,
-                                             EntryDefect &defect, std::string &why);
+std::optional<CacheEntry> parse_entry_buffer(std::string &&bytes, std::string_view expected_key, EntryDefect &defect,
+                                             std::string &why);
 
 /// Only the header's key and components, read from the start of an entry without checking its
 /// checksum (to explain a miss against the nearest entry); false when the header is malformed.

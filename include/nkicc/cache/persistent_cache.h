@@ -23,11 +23,11 @@ inline constexpr unsigned kRemoteMaxFailures = 3;
 enum class CacheLogLevel { Debug, Info, Warn };
 
 struct PersistentCacheOptions {
-  std::string dir;                              ///< the local folder; empty: none
+  std::string dir;                               ///< the local folder; empty: none
   std::uint64_t max_size = kDefaultCacheMaxSize; ///< --cache-max-size
-  std::string remote_url;                       ///< --remote-cache; empty: none
-  bool remote_read_only = false;                ///< --remote-cache-read-only: never upload
-  double remote_timeout_seconds = 2.0;          ///< --remote-cache-timeout
+  std::string remote_url;                        ///< --remote-cache; empty: none
+  bool remote_read_only = false;                 ///< --remote-cache-read-only: never upload
+  double remote_timeout_seconds = 2.0;           ///< --remote-cache-timeout
   /// Where the cache's messages go (the tool logs them; the library never prints).
   std::function<void(CacheLogLevel, const std::string &)> log;
 
@@ -42,7 +42,7 @@ struct PersistentCacheFigures {
   std::uint64_t misses = 0;
   std::uint64_t stores = 0;
   std::uint64_t corrupt = 0;
-  std::uint64_t errors = 0;          ///< local read and write errors
+  std::uint64_t errors = 0; ///< local read and write errors
   std::uint64_t remote_stores = 0;
   std::uint64_t remote_rejected = 0; ///< downloads refused by the digest or entry checks
   std::uint64_t remote_errors = 0;

@@ -42,8 +42,7 @@ struct RemoteOptions {
 
 /// Parses the URL and makes its store (connections are opened at the first request).
 /// Null with `why` when the URL is not `redis://HOST:PORT[/N]` or `http://HOST[:PORT][/PREFIX]`.
-std::unique_ptr<RemoteStore> make_remote_store(const std::string &url, const RemoteOptions &options,
-                                               std::string &why);
+std::unique_ptr<RemoteStore> make_remote_store(const std::string &url, const RemoteOptions &options, std::string &why);
 
 std::unique_ptr<RemoteStore> make_redis_store(const std::string &url, std::string host, int port, int db,
                                               const RemoteOptions &options);

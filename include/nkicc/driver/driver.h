@@ -88,8 +88,8 @@ std::optional<DriverOutput> run_dis(const std::string &input, const TextOptions 
                                     DiagnosticEngine &diags);
 
 /// `nkicc decode-config B64|@FILE`: the backend_config's JSON, pretty, and its embedded BIR as text.
-std::optional<DriverOutput> run_decode_config(const std::string &input, const TextOptions &text,
-                                              SourceManager &sources, DiagnosticEngine &diags);
+std::optional<DriverOutput> run_decode_config(const std::string &input, const TextOptions &text, SourceManager &sources,
+                                              DiagnosticEngine &diags);
 
 /// `nkicc decode-config --hlo FILE`: every custom-call of an HLO or StableHLO module decoded, in
 /// order, each under a `# custom-call <i>: ...` header; a call that is not an NKI kernel's is
@@ -99,11 +99,11 @@ std::optional<DriverOutput> run_decode_hlo(const std::string &path, const TextOp
 
 /// `nkicc simulate` (SPEC §12): what to run and where its arrays are.
 struct SimulateRequest {
-  std::optional<std::size_t> call;        ///< --call N: only that call
-  std::string inputs_dir;                 ///< --inputs DIR: `DIR/callN.P.npy` per tensor parameter P
-  std::optional<std::uint64_t> seed;      ///< --random-inputs=SEED instead, written to the output folder
-  std::string output_dir;                 ///< -o OUTDIR: `OUTDIR/callN.NAME.npy` per output
-  bool check_nan = false;                 ///< --check-nan
+  std::optional<std::size_t> call;   ///< --call N: only that call
+  std::string inputs_dir;            ///< --inputs DIR: `DIR/callN.P.npy` per tensor parameter P
+  std::optional<std::uint64_t> seed; ///< --random-inputs=SEED instead, written to the output folder
+  std::string output_dir;            ///< -o OUTDIR: `OUTDIR/callN.NAME.npy` per output
+  bool check_nan = false;            ///< --check-nan
 };
 
 /// `nkicc simulate`: traces as `trace` does, then executes each call's BIR kernel (read back from

@@ -28,10 +28,10 @@
 namespace nkicc {
 
 struct MemorySummary {
-  std::int64_t capacity = 0;   ///< bytes per partition of the memory on the target
-  std::int64_t high_water = 0; ///< the highest byte offset + size of any tile, per partition
-  std::int64_t partitions = 0; ///< partitions the tiles span
-  std::int64_t peak_live = 0;  ///< the most bytes per partition live at one instruction
+  std::int64_t capacity = 0;                   ///< bytes per partition of the memory on the target
+  std::int64_t high_water = 0;                 ///< the highest byte offset + size of any tile, per partition
+  std::int64_t partitions = 0;                 ///< partitions the tiles span
+  std::int64_t peak_live = 0;                  ///< the most bytes per partition live at one instruction
   std::optional<std::size_t> peak_instruction; ///< the first instruction where peak_live is reached
   std::vector<ir::TensorId> live_at_peak;      ///< the tiles live there, by byte offset
 };
