@@ -170,3 +170,30 @@ TEST_CASE("read_kernel, read_module: names that share one string stay bounded", 
     CHECK(error == "corrupt BIR module: its text would be far larger than the blob (shared data)");
   }
 }
+
+TEST_CASE("module_to_text: every proper prefix of a module is an error, the whole module reads", "[bir]") {
+  // The in-process half of test/lit/bir/dis-truncations.test: every prefix, not a sample, and
+  // decoded the way `nkicc dis` decodes (the module, then each kernel blob inside it).
+  SourceManager sm;
+  FileId file = sm.add_buffer("k.py", "x\n");
+  std::string k1 = bir::write_kernel(grid_function(file), "trn2", sm, std::vector<std::int64_t>{2, 3});
+  Function other = grid_function(file);
+  std::string other_name = "k2";
+  other.name.swap(other_name);
+  std::string k2 = bir::write_kernel(other, "trn2", sm);
+  std::string blob = bir::write_module({"m", "0.1.0", "trn2", "beta3"}, {{"key1", k1}, {"key2", k2}},
+                                       {{"f", "k", "key1", 0, {"a"}, {"c"}}, {"g", "k2", "key2", 1, {"a"}, {"c"}}});
+  std::string error;
+  REQUIRE(bir::module_to_text(blob, error));
+  std::size_t accepted = 0;
+  for (std::size_t n = 0; n < blob.size(); ++n) {
+    error.clear();
+    if (bir::module_to_text(std::string_view(blob).substr(0, n), error)) {
+      ++accepted;
+      UNSCOPED_INFO("a prefix of " << n << " of " << blob.size() << " bytes decoded");
+    } else if (error.empty()) {
+      FAIL("a prefix of " << n << " bytes failed without an error message");
+    }
+  }
+  CHECK(accepted == 0);
+}
