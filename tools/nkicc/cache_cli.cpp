@@ -15,21 +15,6 @@ namespace nkicc::tool {
 
 namespace {
 
-constexpr int kExitInput = 1;
-constexpr int kExitUsage = 2;
-constexpr int kExitIO = 3;
-
-const char *env(const char *name) {
-  const char *v = std::getenv(name);
-  return v && *v ? v : nullptr;
-}
-
-int usage_error(const std::string &message) {
-  std::string text = fmt::format("nkicc: error: {}\nRun with --help for more information.\n", message);
-  std::fwrite(text.data(), 1, text.size(), stderr);
-  return kExitUsage;
-}
-
 std::string folder_of(const CacheCliOptions &o) {
   if (!o.dir.empty())
     return o.dir;

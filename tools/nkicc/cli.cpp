@@ -26,11 +26,6 @@ namespace nkicc::tool {
 
 namespace {
 
-const char *env(const char *name) {
-  const char *v = std::getenv(name);
-  return v && *v ? v : nullptr;
-}
-
 bool use_color(const std::string &mode) {
   if (mode == "always")
     return true;
@@ -65,13 +60,6 @@ std::string version_text() {
   bool found = std::filesystem::is_directory(data, ec);
   return fmt::format("nkicc {} (commit {})\ndata folder: {}{}", NKICC_VERSION_STRING, NKICC_BUILD_COMMIT, data,
                      found ? "" : " (not found)");
-}
-
-/// A usage error in nkicc's form: one `nkicc: error:` line, then the hint, and exit 2.
-int usage_error(const std::string &message) {
-  std::string text = fmt::format("nkicc: error: {}\nRun with --help for more information.\n", message);
-  std::fwrite(text.data(), 1, text.size(), stderr);
-  return kExitUsage;
 }
 
 /// CLI11's own words in nkicc's form: lowercase start ("A subcommand is required").

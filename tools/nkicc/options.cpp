@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 namespace nkicc::tool {
@@ -246,6 +248,17 @@ std::set<std::string> given_options(const CLI::App &app) {
     given.insert(more.begin(), more.end());
   }
   return given;
+}
+
+const char *env(const char *name) {
+  const char *v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
+int usage_error(const std::string &message) {
+  std::string text = fmt::format("nkicc: error: {}\nRun with --help for more information.\n", message);
+  std::fwrite(text.data(), 1, text.size(), stderr);
+  return kExitUsage;
 }
 
 } // namespace nkicc::tool

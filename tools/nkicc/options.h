@@ -15,7 +15,9 @@
 
 namespace nkicc::tool {
 
+inline constexpr int kExitInput = 1;
 inline constexpr int kExitUsage = 2;
+inline constexpr int kExitIO = 3;
 inline constexpr int kExitInternal = 70;
 
 /// A command-line mistake found after parsing: printed as `nkicc: error: <message>` and exit 2.
@@ -91,5 +93,11 @@ CLI::Validator one_of(std::vector<std::string> names);
 /// The long (or short) names of the options given on the command line, in every App that was
 /// parsed: `--emit`, `-o`, ...
 std::set<std::string> given_options(const CLI::App &app);
+
+/// An environment variable's value, or nullptr when it is unset or empty.
+const char *env(const char *name);
+
+/// A usage error in nkicc's form: one `nkicc: error:` line, then the hint; returns kExitUsage.
+int usage_error(const std::string &message);
 
 } // namespace nkicc::tool
