@@ -3,6 +3,13 @@ import os
 import lit.formats
 
 config.name = "nkicc"
+# A tool that deletes its output on failure (LLVM's -o, a `sed -i`) once turned /dev/null into a
+# regular file on a machine running the suite; every later `> /dev/null` then fed a shared file.
+# Stop before running anything when that has happened, rather than pass on a broken machine.
+import stat
+if not stat.S_ISCHR(os.stat("/dev/null").st_mode):
+    lit_config.fatal("/dev/null is not a character device (something replaced it): restore it with "
+                     "'rm -f /dev/null && mknod -m 666 /dev/null c 1 3' and look for the test that wrote it")
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".test"]
 config.test_source_root = os.path.dirname(__file__)
