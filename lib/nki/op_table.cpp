@@ -330,6 +330,42 @@ void OpCall::emit(std::span<const ir::AccessPattern> dst, std::span<const ir::Ac
 
 namespace {
 
+/// Runs an op's lowering; an op given `mask=` has its instructions masked. Data movement ops
+/// attach their mask themselves (with_mask); for every other op the mask is the predicate over
+/// the result's iteration space, so it goes on each instruction the call emitted whose
+/// destination has the shape of the last one's (not on a helper transpose of an operand).
+Value lower_masked(const OpInfo &op, OpCall &c) {
+  const MaskObject *mask = op.index("mask") < op.params.size() ? c.mask() : nullptr;
+  KernelBuilder &kb = c.kb();
+  std::size_t first = kb.fn.instructions.size();
+  Value result = op.def->lower(c);
+  std::size_t end = kb.fn.instructions.size();
+  if (!mask || end == first)
+    return result;
+  auto shape_of = [&kb](const ir::Instruction &inst) {
+    std::vector<std::int64_t> shape;
+    if (inst.num_dst > 0)
+      for (const auto &[step, num] : kb.fn.pattern(kb.fn.dst(inst).front()))
+        shape.push_back(num);
+    return shape;
+  };
+  std::vector<std::int64_t> shape = shape_of(kb.fn.instructions[end - 1]);
+  for (std::size_t i = first; i < end; ++i) {
+    ir::Instruction &inst = kb.fn.instructions[i];
+    if (inst.num_dst == 0 || shape_of(inst) != shape)
+      continue;
+    ir::AttrList attrs = kb.fn.attrs(inst);
+    bool has = false;
+    for (const auto &[key, value] : attrs)
+      has = has || key == "mask";
+    if (has)
+      continue;
+    attrs.emplace_back("mask", PyConstant::str(mask->text));
+    kb.fn.set_attrs(inst, attrs);
+  }
+  return result;
+}
+
 /// The value form of `op`, then its result written to `dst` (DstForm).
 Value call_with_dst(NkiRuntime &rt, const OpInfo &op, Interpreter &interp, CallArgs &call) {
   std::optional<Value> dst;
@@ -345,11 +381,11 @@ Value call_with_dst(NkiRuntime &rt, const OpInfo &op, Interpreter &interp, CallA
   }
   OpCall c(&rt, nullptr, op, interp, call);
   if (!dst)
-    return op.def->lower(c);
+    return lower_masked(op, c);
   auto target = as_tensor(*dst, op.name, "dst");
   if (!target->out_of_bound.empty())
     raise_error("err_tensor_access_out_of_bound", target->out_of_bound);
-  Value result = op.def->lower(c);
+  Value result = lower_masked(op, c);
   auto r = result.shared_as<TensorRef>();
   if (!r)
     return result;
@@ -374,7 +410,7 @@ void install_ops(NkiRuntime &rt, ModuleObject &module, std::span<const OpDef> ta
     else
       impl = [&rt, info](Interpreter &interp, CallArgs &call) {
         OpCall c(&rt, nullptr, *info, interp, call);
-        return info->def->lower(c);
+        return lower_masked(*info, c);
       };
     module.globals().set(name, Value::object(std::make_shared<BuiltinFunction>(name, std::move(impl))));
   }
