@@ -2,6 +2,7 @@
 
 #include "allocation.h"
 #include "index.h"
+#include "objects.h"
 #include "op_table.h"
 
 #include <fmt/format.h>
@@ -96,6 +97,14 @@ void NkiRuntime::build_modules() {
   for (const char *e : {"tensor_engine", "vector_engine", "scalar_engine", "gpsimd_engine", "unknown_engine"})
     nisa->globals().set(e, Value::str(e));
   add_numpy_aliases(*np, *nl);
+  // nisa.oob_mode, also importable from neuronxcc.nki.isa.constants as blockwise kernels do.
+  auto oob_mode = std::make_shared<ModuleObject>("oob_mode");
+  oob_mode->globals().set("error", Value::object(std::make_shared<OobModeObject>(false)));
+  oob_mode->globals().set("skip", Value::object(std::make_shared<OobModeObject>(true)));
+  nisa->globals().set("oob_mode", Value::object(oob_mode));
+  auto isa_constants = std::make_shared<ModuleObject>("neuronxcc.nki.isa.constants");
+  isa_constants->globals().set("oob_mode", Value::object(oob_mode));
+  nisa->globals().set("constants", Value::object(isa_constants));
 
   for (const char *d : {"jit", "baremetal", "benchmark", "profile", "simulate_kernel", "trace"})
     nki->globals().set(d, Value::object(jit_decorator(d, this)));
@@ -116,6 +125,8 @@ void NkiRuntime::build_modules() {
   modules_["nki.language"] = nl;
   modules_["nki.isa"] = nisa;
   modules_["nki.typing"] = typing;
+  modules_["neuronxcc.nki.isa.constants"] = isa_constants;
+  modules_["nki.isa.constants"] = isa_constants;
   modules_["neuronxcc.nki.compiler"] = compiler;
   modules_["nki.compiler"] = compiler;
   modules_["numpy"] = np;
