@@ -93,6 +93,9 @@ void NkiRuntime::build_modules() {
   install_ops(*this, *nl, language_math_ops());
   install_ops(*this, *nl, language_index_ops());
   install_ops(*this, *nisa, isa_ops());
+  auto nl_constants = std::make_shared<ModuleObject>("neuronxcc.nki.language.constants");
+  install_ops(*this, *nl_constants, language_constants_ops());
+  nl->globals().set("constants", Value::object(nl_constants));
   // Engine selectors (`engine=nisa.vector_engine`).
   for (const char *e : {"tensor_engine", "vector_engine", "scalar_engine", "gpsimd_engine", "unknown_engine"})
     nisa->globals().set(e, Value::str(e));
@@ -125,6 +128,8 @@ void NkiRuntime::build_modules() {
   modules_["nki.language"] = nl;
   modules_["nki.isa"] = nisa;
   modules_["nki.typing"] = typing;
+  modules_["neuronxcc.nki.language.constants"] = nl_constants;
+  modules_["nki.language.constants"] = nl_constants;
   modules_["neuronxcc.nki.isa.constants"] = isa_constants;
   modules_["nki.isa.constants"] = isa_constants;
   modules_["neuronxcc.nki.compiler"] = compiler;
