@@ -576,23 +576,27 @@ private:
   }
 
   /// The parsed registry source of an entry, loaded into the tracer once. The entry's other
-  /// files (the modules it imports, its package) are read too: each is a dependency of the run.
+  /// files (the modules it imports, its package) are read too: each is a dependency of the run,
+  /// and the tracer's loader resolves the source's imports among them.
   const python::Module *registry_module(const RegistryEntry &entry) {
     auto it = registry_modules_.find(entry.source);
     if (it != registry_modules_.end())
-      return it->second.get();
-    const python::Module *main = nullptr;
+      return it->second;
+    std::vector<FileId> texts;
     for (const std::string &path : entry.files) {
-      bool is_source = path == entry.source;
-      if (!is_source && registry_files_.count(path))
+      // A file of several entries (conv.py's transpose.py is tiled_dve_transpose_10's source)
+      // is read once, and is one module.
+      if (auto known = registry_files_.find(path); known != registry_files_.end()) {
+        texts.push_back(known->second);
         continue;
+      }
       std::string why;
       auto text = read_file(path, why);
       if (!text) {
         Diagnostic d;
         d.error_class = ErrorClass::IO;
         d.loc = entry.loc;
-        d.message = fmt::format("cannot read registry kernel {} {}: {}", is_source ? "source" : "file",
+        d.message = fmt::format("cannot read registry kernel {} {}: {}", path == entry.source ? "source" : "file",
                                 quote_for_message(path, 256), why);
         d.id = "registry";
         diags_.report(std::move(d));
@@ -601,17 +605,11 @@ private:
       FileId file = sources_.add_buffer(path, std::move(*text));
       registry_files_.emplace(path, file);
       registry_.note_source_read(path);
-      if (!is_source)
-        continue;
-      auto module = python::parse_module(sources_, file, diags_);
-      if (!module)
-        return nullptr;
-      auto owned = std::make_unique<python::Module>(std::move(*module));
-      main = owned.get();
-      registry_modules_.emplace(entry.source, std::move(owned));
+      texts.push_back(file);
     }
-    if (!main || !tracer_.load_registry_source(*main, entry.module))
-      return nullptr;
+    // A failed entry is remembered too: its errors are reported once, not per call.
+    const python::Module *main = tracer_.load_registry_entry(entry, texts);
+    registry_modules_.emplace(entry.source, main);
     return main;
   }
 
@@ -805,7 +803,7 @@ private:
   /// Thread CPU seconds of each persistent key and lookup, for the -vv figures.
   std::vector<double> key_seconds_, lookup_seconds_;
   Registry registry_;
-  std::map<std::string, std::unique_ptr<python::Module>> registry_modules_;
+  std::map<std::string, const python::Module *> registry_modules_; ///< owned by the tracer's loader
   std::map<std::string, FileId> registry_files_; ///< every registry kernel file read, by path
   std::map<std::string, std::size_t> first_call_of_key_; ///< per-run key -> the call that traced it
   BinaryCache binary_cache_;

@@ -9,11 +9,15 @@
 // indexed operand's view takes index 0 on the indexed dimension; the attributes say which side
 // is indexed (`indirect='src'` or `'dst'`) and how (`indirect_step`, `indirect_size`): element e
 // of the view is at `view offset(e) + index(e's partition) * indirect_step`, with the index in
-// [0, indirect_size) (out of range is a run-time error, as on the device).
+// [0, indirect_size) (out of range is a run-time error, as on the device, unless the DMA says
+// `oob_mode='skip'`: then the element is not moved).
 #include "lowering.h"
+#include "objects.h"
 #include "tensor.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace nkicc::nki {
 
@@ -83,6 +87,21 @@ void add_indirect_operand(const TensorRef &view, std::string_view side, std::vec
   attrs.emplace_back("indirect", PyConstant::str(std::string(side)));
   attrs.emplace_back("indirect_step", PyConstant::integer(view.indirect->step));
   attrs.emplace_back("indirect_size", PyConstant::integer(view.indirect->size));
+}
+
+bool oob_skip(const Value *mode, std::string_view op, std::string_view param) {
+  if (!mode)
+    return false;
+  if (auto *m = mode->as<OobModeObject>())
+    return m->skip;
+  raise_error("TypeError", fmt::format("'{}' of '{}' must be nisa.oob_mode.error or nisa.oob_mode.skip, not {}", param,
+                                       op, trace::repr(*mode)));
+}
+
+void add_oob_mode(bool skip, ir::AttrList &attrs) {
+  bool indirect = std::any_of(attrs.begin(), attrs.end(), [](const auto &a) { return a.first == "indirect"; });
+  if (skip && indirect)
+    attrs.emplace_back("oob_mode", PyConstant::str("skip"));
 }
 
 } // namespace nkicc::nki

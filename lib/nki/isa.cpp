@@ -170,6 +170,10 @@ Value lower_dma_copy(OpCall &c) {
   ir::AttrList attrs;
   add_indirect_operand(*src, "src", srcs, attrs);
   add_indirect_operand(*dst, "dst", srcs, attrs);
+  bool skip = oob_skip(c.get("oob_mode"), "dma_copy", "oob_mode");
+  if (skip && c.has("dst_rmw_op"))
+    raise_error("ValueError", "'dma_copy' with a dst_rmw_op takes only oob_mode=oob_mode.error, not oob_mode.skip");
+  add_oob_mode(skip, attrs);
   c.emit({&dst->ap, 1}, srcs, with_mask(std::move(attrs), c.get("mask")));
   return Value::none();
 }

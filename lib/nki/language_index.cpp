@@ -73,6 +73,10 @@ Value lower_par_dim(OpCall &c) { return Value::object(std::make_shared<ParDimObj
 
 Value lower_nc(OpCall &c) { return Value::integer(c.integer("n")); }
 
+Value lower_sizeinbytes(OpCall &c) {
+  return Value::integer(static_cast<std::int64_t>(dtype_size(*c.dtype("dtype"))));
+}
+
 // In a launch grid, nl.spmd_dim(nl.nc(2), 2) is an axis of 2 * 2 instances.
 Value lower_spmd_dim(OpCall &c) {
   Value total = Value::integer(1);
@@ -115,8 +119,14 @@ const OpDef kOps[] = {
     {"static_range(start: int, stop: int? = None, step: int? = None, *, directives: any = None)", kNone, kNoOp, lower_range},
 };
 
+/// nl.constants (neuronxcc.nki.language.constants): functions of dtypes kernels size tiles by.
+const OpDef kConstantOps[] = {
+    {"sizeinbytes(dtype: dtype)", kNone, kNoOp, lower_sizeinbytes},
+};
+
 } // namespace
 
 std::span<const OpDef> language_index_ops() { return kOps; }
+std::span<const OpDef> language_constants_ops() { return kConstantOps; }
 
 } // namespace nkicc::nki

@@ -18,6 +18,7 @@ Value lower_load(OpCall &c) {
   std::vector<ir::AccessPattern> srcs = {src->ap};
   ir::AttrList attrs;
   add_indirect_operand(*src, "src", srcs, attrs);
+  add_oob_mode(oob_skip(c.get("mode"), "load", "mode"), attrs);
   c.emit({&out->ap, 1}, srcs, with_mask(std::move(attrs), c.get("mask")));
   return Value::object(out);
 }
@@ -36,7 +37,8 @@ Value lower_load_transpose2d(OpCall &c) {
 }
 
 Value lower_store(OpCall &c) {
-  store(c.kb(), *c.required_tensor("dst"), c.required_tensor("value"), c.get("mask"));
+  store(c.kb(), *c.required_tensor("dst"), c.required_tensor("value"), c.get("mask"), "dst", "value",
+        oob_skip(c.get("mode"), "store", "mode"));
   return Value::none();
 }
 
@@ -165,9 +167,9 @@ constexpr ir::Opcode kMemset = ir::Opcode::Memset;
 
 // Creation ops take `buffer` positionally too, as the new `nki` API does.
 const OpDef kOps[] = {
-    {"load(src: hbm, *, mask: mask? = None, dtype: dtype? = None)", kSync, kLoad, lower_load, {}, {}, true},
+    {"load(src: hbm, *, mask: mask? = None, dtype: dtype? = None, mode: any = None)", kSync, kLoad, lower_load, {}, {}, true},
     {"load_transpose2d(src: hbm, *, mask: mask? = None, dtype: dtype? = None)", kSync, kLoad, lower_load_transpose2d},
-    {"store(dst: hbm, value: tile, *, mask: mask? = None)", kSync, ir::Opcode::Store, lower_store, {}, {}, true},
+    {"store(dst: hbm, value: tile, *, mask: mask? = None, mode: any = None)", kSync, ir::Opcode::Store, lower_store, {}, {}, true},
     {"copy(src: tile, *, mask: mask? = None, dtype: dtype? = None)", kVector, ir::Opcode::TensorCopy, lower_copy, {},
      "copy"},
     {"ndarray(shape: shape, dtype: dtype, buffer: any = None, name: any = '')", kVector, kMemset, lower_ndarray},

@@ -481,7 +481,7 @@ void check_store_shape(const TensorRef &dst, const TensorRef &value, std::string
 }
 
 void store(KernelBuilder &kb, const TensorRef &dst, std::shared_ptr<TensorRef> value, const Value *mask,
-           std::string_view dst_name, std::string_view value_name) {
+           std::string_view dst_name, std::string_view value_name, bool skip_out_of_bounds) {
   require_hbm(dst, "store", "dst");
   require_on_chip(*value, "store", "value");
   check_store_shape(dst, *value, dst_name, value_name);
@@ -489,6 +489,7 @@ void store(KernelBuilder &kb, const TensorRef &dst, std::shared_ptr<TensorRef> v
   std::vector<ir::AccessPattern> src = {broadcast_view(*value, dst.shape())};
   ir::AttrList attrs;
   add_indirect_operand(dst, "dst", src, attrs);
+  add_oob_mode(skip_out_of_bounds, attrs);
   kb.emit(ir::Opcode::Store, ir::Engine::Sync, {dst.ap}, src, with_mask(std::move(attrs), mask));
 }
 

@@ -92,8 +92,9 @@ Value nc_matmul(KernelBuilder &kb, const TensorRef &stationary, const TensorRef 
 Value transpose(KernelBuilder &kb, const TensorRef &x, std::string_view op, ir::Engine engine);
 /// A PSUM value cannot be stored straight to HBM: nkicc copies it to SBUF first, as NKI does.
 std::shared_ptr<TensorRef> to_sbuf(KernelBuilder &kb, std::shared_ptr<TensorRef> v);
+/// `skip_out_of_bounds`: oob_mode.skip (an indirect store drops elements whose index is outside).
 void store(KernelBuilder &kb, const TensorRef &dst, std::shared_ptr<TensorRef> value, const Value *mask,
-           std::string_view dst_name = "dst", std::string_view value_name = "value");
+           std::string_view dst_name = "dst", std::string_view value_name = "value", bool skip_out_of_bounds = false);
 void memset(KernelBuilder &kb, const TensorRef &t, const Value &value);
 /// `target[...] = <op result>`: when `result` is the fresh tile the last instruction made for
 /// it (never named, never used elsewhere) and that instruction's engine can write `target`,

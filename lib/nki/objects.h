@@ -31,6 +31,17 @@ public:
   std::int64_t size;
 };
 
+/// A member of `nisa.oob_mode` (`neuronxcc.nki.isa.constants.oob_mode`): what an indirect DMA
+/// does with an index outside its dimension: `error` (the default) stops with a run-time error,
+/// `skip` drops the elements it would move.
+class OobModeObject : public Object {
+public:
+  explicit OobModeObject(bool skip_out_of_bounds) : skip(skip_out_of_bounds) {}
+  std::string_view type_name() const override { return "oob_mode"; }
+  std::string repr() const override { return skip ? "oob_mode.skip" : "oob_mode.error"; }
+  bool skip;
+};
+
 /// `nl.affine_range`, `nl.sequential_range`, `nl.static_range`: Python ranges that record
 /// their loop kind on the instructions emitted in their body.
 class NkiRangeObject : public Object {

@@ -2,6 +2,7 @@
 
 #include "allocation.h"
 #include "index.h"
+#include "objects.h"
 #include "op_table.h"
 
 #include <fmt/format.h>
@@ -92,10 +93,21 @@ void NkiRuntime::build_modules() {
   install_ops(*this, *nl, language_math_ops());
   install_ops(*this, *nl, language_index_ops());
   install_ops(*this, *nisa, isa_ops());
+  auto nl_constants = std::make_shared<ModuleObject>("neuronxcc.nki.language.constants");
+  install_ops(*this, *nl_constants, language_constants_ops());
+  nl->globals().set("constants", Value::object(nl_constants));
   // Engine selectors (`engine=nisa.vector_engine`).
   for (const char *e : {"tensor_engine", "vector_engine", "scalar_engine", "gpsimd_engine", "unknown_engine"})
     nisa->globals().set(e, Value::str(e));
   add_numpy_aliases(*np, *nl);
+  // nisa.oob_mode, also importable from neuronxcc.nki.isa.constants as blockwise kernels do.
+  auto oob_mode = std::make_shared<ModuleObject>("oob_mode");
+  oob_mode->globals().set("error", Value::object(std::make_shared<OobModeObject>(false)));
+  oob_mode->globals().set("skip", Value::object(std::make_shared<OobModeObject>(true)));
+  nisa->globals().set("oob_mode", Value::object(oob_mode));
+  auto isa_constants = std::make_shared<ModuleObject>("neuronxcc.nki.isa.constants");
+  isa_constants->globals().set("oob_mode", Value::object(oob_mode));
+  nisa->globals().set("constants", Value::object(isa_constants));
 
   for (const char *d : {"jit", "baremetal", "benchmark", "profile", "simulate_kernel", "trace"})
     nki->globals().set(d, Value::object(jit_decorator(d, this)));
@@ -116,6 +128,10 @@ void NkiRuntime::build_modules() {
   modules_["nki.language"] = nl;
   modules_["nki.isa"] = nisa;
   modules_["nki.typing"] = typing;
+  modules_["neuronxcc.nki.language.constants"] = nl_constants;
+  modules_["nki.language.constants"] = nl_constants;
+  modules_["neuronxcc.nki.isa.constants"] = isa_constants;
+  modules_["nki.isa.constants"] = isa_constants;
   modules_["neuronxcc.nki.compiler"] = compiler;
   modules_["nki.compiler"] = compiler;
   modules_["numpy"] = np;

@@ -80,6 +80,14 @@ std::int64_t indirect_partitions(const Value &v);
 /// `src` and `indirect='src'|'dst'`, `indirect_step`, `indirect_size` to `attrs`.
 void add_indirect_operand(const TensorRef &view, std::string_view side, std::vector<ir::AccessPattern> &src,
                           ir::AttrList &attrs);
+/// A DMA's out-of-bounds mode argument (`mode=` of nl.load/nl.store, `oob_mode=` of
+/// nisa.dma_copy): true for oob_mode.skip, false for oob_mode.error or none; anything else is a
+/// TypeError naming `param` of `op`.
+bool oob_skip(const Value *mode, std::string_view op, std::string_view param);
+/// Records oob_mode.skip on an indirect DMA's attributes (`oob_mode='skip'`): the simulator
+/// then drops the elements whose index is outside the indexed dimension. A DMA without an index
+/// tile has no run-time index to check, so the mode changes nothing there.
+void add_oob_mode(bool skip, ir::AttrList &attrs);
 
 /// Methods of a tensor view: `x.reshape(shape)`, `x.broadcast_to(shape)`, `x.ap(...)`.
 std::optional<Value> tensor_method(Interpreter &interp, std::shared_ptr<TensorRef> self, std::string_view name);

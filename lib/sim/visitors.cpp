@@ -224,7 +224,8 @@ bool copy_view(Executor &ex, const bir::KernelInstruction &inst, const ir::Acces
 /// source is the index tile; element e of the indexed view (`indirect='src'` or `'dst'`) lies at
 /// its view offset plus index * indirect_step, the index being the index tile's element on e's
 /// partition (or its only one). An index that is not in [0, indirect_size) is an error, as on the
-/// device under NKI's default oob_mode.error; an element the mask turns off reads no index.
+/// device under NKI's default oob_mode.error, and under `oob_mode='skip'` its element is not
+/// moved (the destination keeps what it held); an element the mask turns off reads no index.
 bool visit_indirect_copy(Executor &ex, const bir::KernelInstruction &inst) {
   double step_d = 0, size_d = 0;
   const PyConstant *side = ex.attr("indirect");
@@ -234,6 +235,8 @@ bool visit_indirect_copy(Executor &ex, const bir::KernelInstruction &inst) {
   if (side->kind != PyConstant::Kind::Str || (side->s != "src" && side->s != "dst"))
     return ex.fail("its 'indirect' attribute is neither 'src' nor 'dst'");
   bool on_dst = side->s == "dst";
+  const PyConstant *oob = ex.attr("oob_mode");
+  bool skip = oob && oob->kind == PyConstant::Kind::Str && oob->s == "skip";
   const ir::AccessPattern &dst = inst.dst[0], &src = inst.src[0], &index = inst.src[1];
   if (!same_count(ex, dst, src, "source"))
     return false;
@@ -266,7 +269,16 @@ bool visit_indirect_copy(Executor &ex, const bir::KernelInstruction &inst) {
     std::size_t p = per_partition ? i / per_partition : 0;
     std::size_t k = io.size() == 1 ? 0 : p;
     double v = ex.read(index.tensor, io[k]);
-    if (!(v >= 0 && v < static_cast<double>(size)) || v != std::floor(v))
+    bool outside = !(v >= 0 && v < static_cast<double>(size)) || v != std::floor(v);
+    if (outside && skip) {
+      if (!act) {
+        active.assign(vo.size(), 1);
+        act = &active;
+      }
+      active[i] = 0;
+      continue;
+    }
+    if (outside)
       return ex.fail(fmt::format("index {} on partition {} of index tile '{}' is outside [0, {}), the indexed "
                                  "dimension of '{}'",
                                  v, k, ex.tensor(index.tensor).name, size, vt.name));

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 
 namespace nkicc::trace {
@@ -190,6 +191,50 @@ void FileModuleLoader::add_source(std::string path, const python::Module &module
   }
 }
 
+void FileModuleLoader::add_entry_files(const std::vector<EntryFile> &files) {
+  std::vector<std::string> search;
+  for (const EntryFile &e : files) {
+    std::string root = e.root.empty() ? std::string(".") : e.root;
+    if (std::find(search.begin(), search.end(), root) == search.end())
+      search.push_back(root);
+    roots_.push_back(canonical(root));
+    roots_.push_back(canonical(parent_dir(e.path)));
+  }
+  for (const EntryFile &e : files) {
+    std::string canon = canonical(e.path);
+    auto [it, fresh] = files_.try_emplace(canon);
+    File &f = it->second;
+    if (fresh) {
+      f.path = e.path;
+      f.canonical = canon;
+      f.package = file_stem(e.path) == "__init__";
+      f.name = e.name;
+      f.text = e.text;
+    }
+    for (const std::string &d : search)
+      if (std::find(f.search.begin(), f.search.end(), d) == f.search.end())
+        f.search.push_back(d);
+  }
+}
+
+std::shared_ptr<ModuleObject> FileModuleLoader::run_entry_file(Interpreter &interp, const std::string &path,
+                                                               const python::Module *&ast) {
+  File &f = files_.at(canonical(path));
+  if (!f.ast && f.text != kNoFile) {
+    // The entry's own source: its syntax errors are the error (reported), not an import's.
+    std::optional<python::Module> parsed = python::parse_module(sources_, f.text, diags_);
+    if (!parsed) {
+      ast = nullptr;
+      return nullptr;
+    }
+    parsed_.push_back(std::make_unique<python::Module>(std::move(*parsed)));
+    f.ast = parsed_.back().get();
+  }
+  std::shared_ptr<ModuleObject> m = f.module ? f.module : run(interp, f, f.name);
+  ast = f.ast;
+  return m;
+}
+
 std::string FileModuleLoader::source_module_name(std::size_t k) const { return files_.at(listed_[k]).name; }
 
 std::shared_ptr<ModuleObject> FileModuleLoader::run_source(Interpreter &interp, std::size_t k) {
@@ -208,7 +253,7 @@ FileModuleLoader::File *FileModuleLoader::find(std::string_view part, const std:
     std::string module = join_path(dir, std::string(part) + ".py");
     auto consider = [&](const std::string &path, bool package) -> File * {
       // A listed source (inline code too) is found by its path, on disk or not.
-      if (auto it = files_.find(canonical(path)); it != files_.end() && it->second.ast)
+      if (auto it = files_.find(canonical(path)); it != files_.end() && (it->second.ast || it->second.text))
         return &it->second;
       Kind k = kind_of(path);
       if (k == Kind::Missing || k == Kind::Folder)
@@ -255,7 +300,11 @@ std::shared_ptr<ModuleObject> FileModuleLoader::load(Interpreter &interp, std::s
       for (const auto &[canon, f] : files_)
         if (f.module.get() == importer) {
           add(parent_dir(f.path));
-          add(name_and_root(f.path).second);
+          // A registry entry's file imports from its entry's folders, not by the layout on disk.
+          if (f.search.empty())
+            add(name_and_root(f.path).second);
+          for (const std::string &d : f.search)
+            add(d);
         }
     add(base_dir_);
   }
@@ -287,6 +336,14 @@ std::shared_ptr<ModuleObject> FileModuleLoader::load(Interpreter &interp, std::s
 }
 
 std::shared_ptr<ModuleObject> FileModuleLoader::run(Interpreter &interp, File &file, const std::string &bound_name) {
+  if (!file.ast && file.text != kNoFile) {
+    std::optional<python::Module> parsed = python::parse_module(sources_, file.text, diags_);
+    if (!parsed)
+      raise_python("ImportError",
+                   fmt::format("cannot import '{}': '{}' has syntax errors (reported above)", bound_name, file.path));
+    parsed_.push_back(std::make_unique<python::Module>(std::move(*parsed)));
+    file.ast = parsed_.back().get();
+  }
   if (!file.ast) {
     std::string why;
     std::optional<std::string> text = read_file(file.path, why);

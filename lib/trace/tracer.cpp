@@ -353,15 +353,29 @@ struct Tracer::Impl {
 
   std::map<FileId, std::shared_ptr<ModuleObject>> registry_modules;
 
-  bool load_registry_source(const python::Module &module, const std::string &name) {
-    if (registry_modules.count(module.file))
-      return true;
+  const python::Module *load_registry_entry(const RegistryEntry &entry, const std::vector<FileId> &texts) {
+    std::vector<FileModuleLoader::EntryFile> files;
+    for (std::size_t i = 0; i < entry.files.size() && i < texts.size(); ++i) {
+      const std::string &path = entry.files[i];
+      const std::string &rel = i < entry.file_names.size() ? entry.file_names[i] : file_stem(path) + ".py";
+      // The folder the entry's name of the file is relative to: where its imports start.
+      std::string root = path.size() > rel.size() && path.ends_with("/" + rel)
+                             ? path.substr(0, path.size() - rel.size() - 1)
+                             : (path == rel ? std::string() : parent_dir(path));
+      std::string name = i == 0 ? entry.module : FileModuleLoader::module_name_under("", rel);
+      files.push_back({path, texts[i], name.empty() ? file_stem(path) : name, root});
+    }
+    loader.add_entry_files(files);
     try {
-      registry_modules[module.file] = interp->run_module(module, name);
-      return true;
+      const python::Module *ast = nullptr;
+      std::shared_ptr<ModuleObject> m = loader.run_entry_file(*interp, entry.files.at(0), ast);
+      if (!m || !ast)
+        return nullptr;
+      registry_modules[ast->file] = std::move(m);
+      return ast;
     } catch (const TraceError &e) {
       report(e, nullptr);
-      return false;
+      return nullptr;
     }
   }
 
@@ -814,8 +828,8 @@ bool Tracer::load_modules() { return impl_->load_modules(); }
 
 const KernelTrace *Tracer::trace_call(const Call &call) { return impl_->trace_call(call); }
 
-bool Tracer::load_registry_source(const python::Module &module, const std::string &name) {
-  return impl_->load_registry_source(module, name);
+const python::Module *Tracer::load_registry_entry(const RegistryEntry &entry, const std::vector<FileId> &texts) {
+  return impl_->load_registry_entry(entry, texts);
 }
 
 std::shared_ptr<KernelTrace> Tracer::trace_internal(const Call &call, const RegistryEntry &entry,

@@ -51,6 +51,24 @@ public:
   std::shared_ptr<ModuleObject> run_source(Interpreter &interp, std::size_t k);
   /// The module name listed source k runs as (`kernels.matmul`, `k`).
   std::string source_module_name(std::size_t k) const;
+  /// One file of a registry entry (SPEC §7): its path as opened, its text already read into the
+  /// SourceManager, the module name it runs as and the folder that name is relative to.
+  struct EntryFile {
+    std::string path;
+    FileId text = kNoFile;
+    std::string name;
+    std::string root;
+  };
+  /// Registers a registry entry's files (the source first): each is found by its path as a
+  /// listed source is, parsed on first import, and imports from any of them look in the roots
+  /// of all of them (so a module found in another -I folder than the source is still its
+  /// sibling). A file registered before keeps its module and name.
+  void add_entry_files(const std::vector<EntryFile> &files);
+  /// Runs entry file `path` (registered by add_entry_files) as its module, or returns the
+  /// module an import already ran; `ast` is set to its parsed source. Null when its source has
+  /// syntax errors (reported); throws TraceError when its code fails.
+  std::shared_ptr<ModuleObject> run_entry_file(Interpreter &interp, const std::string &path,
+                                               const python::Module *&ast);
   /// Every file an import read (listed sources excluded), in reading order.
   const std::vector<std::string> &files_read() const { return files_read_; }
 
@@ -69,6 +87,8 @@ private:
     std::string canonical; ///< identity
     std::string name;      ///< the module name it runs as
     bool package = false;  ///< an `__init__.py`
+    FileId text = kNoFile; ///< an entry file's text, read by the driver; parsed on first run
+    std::vector<std::string> search; ///< an entry file's extra import folders
     const python::Module *ast = nullptr;
     std::shared_ptr<ModuleObject> module;
   };

@@ -82,9 +82,11 @@ public:
   /// when the trace fails.
   const KernelTrace *trace_call(const Call &call);
 
-  /// Runs a registry source's module-level statements as module `name`, once per source; false
-  /// on an error.
-  bool load_registry_source(const python::Module &module, const std::string &name);
+  /// Registers a registry entry's files (entry.files, whose texts the caller read into the
+  /// SourceManager as `texts`, in the same order) with the kernel-file loader, so that imports
+  /// between them resolve as between a description's sources, and runs the entry's source as
+  /// module entry.module, once per file. Its parsed source, or null on an error (reported).
+  const python::Module *load_registry_entry(const RegistryEntry &entry, const std::vector<FileId> &texts);
 
   /// Traces an internal call through its registry entry: the op's operands, results and attrs
   /// marshalled into the entry function's arguments (seed 000 `_resolve_kernel_config`). No
