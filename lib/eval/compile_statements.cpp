@@ -89,7 +89,7 @@ void Compiler::block(StmtList body) {
 
 void Compiler::stmt(const Stmt &s, SourceLoc cond_loc) {
   std::uint16_t mark = top_;
-  begin_statement(s.begin());
+  begin_statement(loops_.empty() ? s.begin() : loops_.back().loc);
   direct_locals_ = true;
   stmt_inner(s, cond_loc.valid() ? cond_loc : s.begin());
   end_statement();
@@ -360,7 +360,7 @@ void Compiler::for_stmt(const ForStmt &f) {
   std::uint32_t exit = emit(Op::ForNext, it, item, 0, 0, f.begin(), item_flags(*f.target));
   direct_locals_ = true;
   assign_from(*f.target, item);
-  loops_.push_back({head, {}, unwinds_.size()});
+  loops_.push_back({head, {}, unwinds_.size(), f.begin()});
   block(f.body);
   emit(Op::Jump, 0, 0, 0, head);
   Loop loop = std::move(loops_.back());
@@ -392,7 +392,7 @@ void Compiler::while_stmt(const WhileStmt &w) {
   if (pending_step_)
     emit(Op::Nop); // `while True:` has no test to count the step on
   direct_locals_ = true;
-  loops_.push_back({head, {}, unwinds_.size()});
+  loops_.push_back({head, {}, unwinds_.size(), w.begin()});
   block(w.body);
   emit(Op::Jump, 0, 0, 0, head);
   Loop loop = std::move(loops_.back());

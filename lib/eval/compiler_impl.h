@@ -77,6 +77,9 @@ private:
     std::uint32_t head;
     std::vector<std::uint32_t> breaks;
     std::size_t unwinds = 0; ///< unwinds_.size() when the loop began
+    /// The loop statement: the step budget blames it for every statement of its body, so that
+    /// where an endless loop stops does not depend on which statement the last step fell on.
+    SourceLoc loc;
   };
   std::vector<Loop> loops_;
 

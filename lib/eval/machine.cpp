@@ -7,6 +7,7 @@
 #include "eval/machine.h"
 
 #include "eval/compiler.h"
+#include "nkicc/support/memory_budget.h"
 #include "nkicc/trace/pylib.h"
 #include "pylib/set.h"
 
@@ -668,6 +669,11 @@ Value Machine::execute(Frame &f) {
       R[h->exc] = exception_value(in_, e);
       in_.loop_stack_.resize(f.loop_base + h->loops);
       ip = base + h->target;
+    } catch (const memory::BudgetExceeded &e) {
+      // --max-memory reached: located at the statement that was running, and uncatchable by the
+      // kernel (its id is no Python exception's), so that the trace ends here.
+      std::uint32_t at = static_cast<std::uint32_t>(ip - 1 - base);
+      throw TraceError{e.message("the trace"), e.id(), code.locs[at], {}, Value()};
     } catch (std::bad_alloc &) {
       // Memory ran out inside an operation: a located error, never an abort.
       std::uint32_t at = static_cast<std::uint32_t>(ip - 1 - base);

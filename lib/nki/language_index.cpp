@@ -65,6 +65,10 @@ Value lower_arange(OpCall &c) {
 Value lower_ds(OpCall &c) {
   const Value &start = c.required("start");
   std::int64_t size = c.integer("size");
+  // A slice of start:start+size with size <= 0 would be empty, or wrap to a huge partition count
+  // further on: NKI asks for a positive size.
+  if (size <= 0)
+    raise_error("ValueError", fmt::format("nl.ds() size must be positive, got {}", size));
   Value stop = c.interp.binary_op(python::BinOpKind::Add, start, Value::integer(size));
   return Value::slice(start, stop, Value());
 }

@@ -485,6 +485,12 @@ Value Interpreter::get_attr(const Value &v, std::string_view name, SourceLoc loc
 
 void Interpreter::set_attr(const Value &v, std::string_view name, const Value &value, SourceLoc loc) {
   try {
+    // Modules are read-only in nkicc (NKI's are shared by every trace): `nl.load = None` says
+    // so, rather than that the module has no such attribute.
+    if (auto *module = v.as<ModuleObject>())
+      raise_error("unmodelled", "nkicc does not model assigning to a module's attribute ('" + module->name() + "." +
+                                    std::string(name) + "'): modules are read-only; bind the value to a name of "
+                                    "your own");
     if (Object *obj = v.object())
       return obj->set_attr(*this, name, value);
     if (value_method(v, name) || data_attr(v, name))

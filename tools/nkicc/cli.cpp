@@ -7,6 +7,7 @@
 
 #include "nkicc/build_info.h"
 #include "nkicc/support/file_io.h"
+#include "nkicc/support/memory_budget.h"
 #include "nkicc/version.h"
 
 #include <CLI/CLI.hpp>
@@ -188,6 +189,7 @@ int run_checked(int argc, char **argv) {
   app.require_subcommand(1);
   SharedOptions shared;
   add_diagnostic_options(&app, shared.diagnostics);
+  add_resource_options(&app, shared.resources);
   // Accepted before the subcommand too (`nkicc --target=trn2 key ...`).
   add_target_options(&app, shared.target);
   HelpFooter footer;
@@ -221,6 +223,7 @@ int run_checked(int argc, char **argv) {
   }
   if (auto leftover = leftover_error(app))
     return usage_error(*leftover);
+  memory::set_limit(memory_limit(shared.resources));
   Command *command = nullptr;
   for (const auto &c : commands)
     if (c->app()->parsed())
@@ -261,11 +264,22 @@ int run_checked(int argc, char **argv) {
   std::string write_error;
   TextSink sink([&](std::string_view text) { return file.write(text, write_error); });
   session.text_output = &sink;
-  std::optional<DriverOutput> out = command->run(session);
-  if (out && !diags.has_errors())
-    deliver(*out, shared.output, main_input(*command->app()), file, sink, write_error, diags);
-  else
+  std::optional<DriverOutput> out;
+  try {
+    out = command->run(session);
+    if (out && !diags.has_errors())
+      deliver(*out, shared.output, main_input(*command->app()), file, sink, write_error, diags);
+    else
+      file.discard();
+  } catch (const memory::BudgetExceeded &e) {
+    // A stage outside the interpreter (which reports its own, at the statement) ran out: the
+    // run's input is what it was working on.
+    out.reset();
     file.discard();
+    Diagnostic &d = diags.error({}, e.message("the run"), e.id());
+    std::string input = main_input(*command->app());
+    d.path = input.empty() || input == "-" ? "<stdin>" : input;
+  }
   printer.print(diags);
   printer.finish();
   if (!out && !diags.has_errors()) {
@@ -306,9 +320,15 @@ int run(int argc, char **argv) {
   // No exception may escape: an unexpected one is a bug, reported as such (exit 70).
   try {
     return run_checked(argc, argv);
+  } catch (const memory::BudgetExceeded &e) {
+    std::fprintf(stderr, "nkicc: error: %s [%s]\n", e.message("the run").c_str(), e.id());
+    return 1;
   } catch (const std::bad_alloc &) {
-    std::fputs("nkicc: error: out of memory\n", stderr);
-    return kExitInternal;
+    // Only a binary without the counting operator new gets here (it throws BudgetExceeded).
+    std::fputs("nkicc: error: out of memory: the machine refused an allocation; lower what the run "
+               "holds or raise the address-space limit (ulimit -v) [out-of-memory]\n",
+               stderr);
+    return 1;
   } catch (const std::exception &e) {
     std::fprintf(stderr, "nkicc: error: internal error: %s (this is a bug in nkicc; please report it)\n", e.what());
     return kExitInternal;

@@ -14,6 +14,7 @@ public:
     add_call_filter_options(app_, text_, true);
     add_output_options(app_, shared.output);
     add_diagnostic_options(app_, shared.diagnostics);
+    add_resource_options(app_, shared.resources);
     HelpFooter footer;
     footer.examples = {
         "nkicc dis kernel.bir",

@@ -17,6 +17,7 @@ public:
     add_target_options(app_, shared.target);
     add_output_options(app_, shared.output);
     add_diagnostic_options(app_, shared.diagnostics);
+    add_resource_options(app_, shared.resources);
     HelpFooter footer;
     footer.examples = {
         "nkicc key kernel.json",

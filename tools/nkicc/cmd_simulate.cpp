@@ -27,6 +27,7 @@ public:
         ->type_name("OUTDIR");
     add_target_options(app_, shared.target);
     add_diagnostic_options(app_, shared.diagnostics);
+    add_resource_options(app_, shared.resources);
     HelpFooter footer;
     footer.examples = {
         "nkicc simulate kernel.json --random-inputs=1 -o out",

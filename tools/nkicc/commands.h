@@ -23,6 +23,7 @@ struct SharedOptions {
   DiagnosticOptions diagnostics;
   OutputOptions output;
   TargetOptions target;
+  ResourceOptions resources;
 };
 
 /// What a parsed run works with.

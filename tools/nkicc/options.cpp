@@ -2,6 +2,7 @@
 
 #include "nkicc/manifest/kernel_file_call.h"
 #include "nkicc/support/diagnostics.h"
+#include "nkicc/support/memory_budget.h"
 #include "nkicc/target/target.h"
 
 #include <fmt/format.h>
@@ -76,6 +77,28 @@ void add_diagnostic_options(CLI::App *app, DiagnosticOptions &options) {
       ->check(one_of({"text", "json", "sarif"}))
       ->type_name("FORMAT")
       ->group("Diagnostics");
+}
+
+void add_resource_options(CLI::App *app, ResourceOptions &options) {
+  app->add_option("--max-memory", options.max_memory,
+                  fmt::format("Stop the run with an error when it would hold more memory than SIZE: bytes, or a "
+                              "number with K, M, G or T (default: {})",
+                              memory::format_size(memory::kDefaultLimit)))
+      ->check(CLI::Validator(
+          [](std::string &value) -> std::string {
+            if (memory::parse_size(value))
+              return {};
+            return fmt::format("expected a size (bytes, or a number with K, M, G or T: 512M, 1.5G), at least 1M, "
+                               "found {}",
+                               quote_for_message(value, 128));
+          },
+          ""))
+      ->type_name("SIZE")
+      ->group("Resources");
+}
+
+std::uint64_t memory_limit(const ResourceOptions &options) {
+  return options.max_memory.empty() ? memory::kDefaultLimit : memory::parse_size(options.max_memory).value();
 }
 
 void add_output_options(CLI::App *app, OutputOptions &options) {

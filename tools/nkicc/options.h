@@ -43,6 +43,14 @@ struct OutputOptions {
 };
 void add_output_options(CLI::App *app, OutputOptions &options);
 
+/// What a run may use (`--max-memory`; every subcommand, and before it).
+struct ResourceOptions {
+  std::string max_memory; ///< empty: memory::kDefaultLimit
+};
+void add_resource_options(CLI::App *app, ResourceOptions &options);
+/// The bytes `--max-memory` allows (its value was checked by the option's validator).
+std::uint64_t memory_limit(const ResourceOptions &options);
+
 /// `--target` and `-I` (the description's subcommands, and before the subcommand).
 struct TargetOptions {
   std::string target;
