@@ -6,7 +6,8 @@
 # and peak memory of `--emit=stats` (the trace alone), IR instructions per second of each, and
 # the growth against scale 1 measured in the same run. Then the limit
 # case: a kernel that would emit 11,000,000 instructions, ended by the default
-# --max-instructions (10,000,000). Usage: scripts/bench_trace.sh [build-dir] [max-scale]
+# --max-instructions (10,000,000). Then the BIR-writing share of a ~400,000-instruction trace.
+# Usage: scripts/bench_trace.sh [build-dir] [max-scale]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir="${1:-build}"
@@ -51,6 +52,38 @@ PY
   [ -n "$base" ] || base=$(python3 -c "print(float('$trace_ms') / 1000)")
   scale=$((scale * 2))
 done
+
+# BIR writing (issue 16): the share of a ~400,000-instruction trace (matmul_tiled at M = 4096,
+# N = 16384, K = 8192 * 2: 65,536 matmuls with their loads and stores, 396,288 instructions) that writing BIR costs: --emit=bir
+# (each kernel blob written during the trace, then the module) against --emit=stats (the same
+# trace, no BIR), both timed by nkicc's -vv stage timers, in interleaved rounds (medians).
+K=$((8192 * 2))
+cat > "$work/mm.json" <<JSON
+{"nkicc": 1, "target": "trn2", "sources": [{"path": "matmul.py"}],
+ "calls": [{"kernel": "matmul_tiled",
+            "args": [{"shape": [$K, 4096], "dtype": "bfloat16"}, {"shape": [$K, 16384], "dtype": "bfloat16"}]}]}
+JSON
+: > "$work/bir.rounds"
+for _ in 1 2 3; do
+  row=""
+  for emit in bir stats; do
+    "$nkicc" -vv trace "$work/mm.json" --emit=$emit --max-instructions=100000000 -o "$work/out.$emit" 2> "$work/log"
+    row="$row $(sed -n 's/.*stage \(trace\|emit\): \([0-9.]*\) ms.*/\2/p' "$work/log" | tr '\n' ' ')"
+  done
+  echo "$row" >> "$work/bir.rounds"
+done
+"$nkicc" trace "$work/mm.json" --emit=summary --max-instructions=100000000 -o "$work/out.summary"
+bir_instrs=$(sed -n 's/^ *instructions: \([0-9]*\).*/\1/p' "$work/out.summary" | head -n 1)
+/usr/bin/python3 - "$work/bir.rounds" "$(stat -c %s "$work/out.bir")" "$bir_instrs" <<'PY'
+import statistics, sys
+rows = [list(map(float, line.split())) for line in open(sys.argv[1])]
+size, instrs = int(sys.argv[2]), sys.argv[3]
+bir = statistics.median(r[0] + r[1] for r in rows) / 1e3
+stats = statistics.median(r[2] + r[3] for r in rows) / 1e3
+share = statistics.median((r[0] + r[1] - r[2] - r[3]) / (r[0] + r[1]) for r in rows)
+print(f"BIR writing: {instrs} instructions, a {size / 2**20:.0f} MiB module; trace+emit {bir:.2f} s with --emit=bir, "
+      f"{stats:.2f} s with --emit=stats: writing BIR is {100 * share:.0f}% of the --emit=bir run ({len(rows)} rounds)")
+PY
 
 # The limit case: 1000 x 1000 x 11 nl.copy instructions, ended by the default limit.
 cat > "$work/k.json" <<'JSON'

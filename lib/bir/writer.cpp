@@ -372,10 +372,26 @@ std::string write_kernel(const ir::Function &fn, std::string_view target_name, c
 std::string write_module(const ModuleInfo &info,
                          const std::vector<std::pair<std::string_view, std::string_view>> &kernels,
                          const std::vector<ModuleCall> &calls) {
+  return std::string(write_module_blob(info, kernels, calls).bytes());
+}
+
+OwnedBytes write_module_blob(const ModuleInfo &info,
+                             const std::vector<std::pair<std::string_view, std::string_view>> &kernels,
+                             const std::vector<ModuleCall> &calls) {
   std::size_t kernel_bytes = 0;
   for (const auto &kernel : kernels)
-    kernel_bytes += kernel.second.size();
-  Builder fbb(1024 + kernel_bytes + 256 * calls.size());
+    kernel_bytes += kernel.second.size() + 16 + kernel.first.size(); // the blob, its alignment and its key
+  std::size_t call_bytes = 0;
+  for (const ModuleCall &call : calls) {
+    // Five strings, two lists of names, the table and its vtable reference; sized so that the
+    // builder never grows (each growth copies everything built so far).
+    call_bytes += 160 + call.func_name.size() + call.kernel_name.size() + call.cache_key.size();
+    for (const std::string &name : call.func_args)
+      call_bytes += 12 + name.size();
+    for (const std::string &name : call.func_outs)
+      call_bytes += 12 + name.size();
+  }
+  Builder fbb(1024 + kernel_bytes + call_bytes);
   fbb.ForceDefaults(false);
   auto nkicc_version = fbb.CreateString(info.nkicc_version);
   auto name = fbb.CreateString(info.name);
@@ -410,7 +426,9 @@ std::string write_module(const ModuleInfo &info,
       CreateModule(fbb, kFormatVersion, nkicc_version, name, target, nki_frontend, blobs_offset, instructions_offset);
   fbb.TrackMinAlign(8);
   fbb.Finish(root, kModuleIdentifier);
-  return release(fbb);
+  auto buffer = std::make_shared<flatbuffers::DetachedBuffer>(fbb.Release());
+  std::string_view bytes(reinterpret_cast<const char *>(buffer->data()), buffer->size());
+  return OwnedBytes(std::move(buffer), bytes);
 }
 
 } // namespace nkicc::bir

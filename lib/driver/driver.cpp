@@ -322,7 +322,7 @@ public:
 
   /// The BIR module of the run (SPEC §6): unique kernels stored once, one NKIKLIRKernel
   /// instruction per call in call order.
-  std::string bir_module() const {
+  OwnedBytes bir_module() const {
     bir::ModuleInfo info;
     info.name = manifest_.name;
     info.nkicc_version = NKICC_VERSION_STRING;
@@ -345,7 +345,7 @@ public:
       m.func_outs = c.kernel->output_names;
       instructions.push_back(std::move(m));
     }
-    return bir::write_module(info, kernels, instructions);
+    return bir::write_module_blob(info, kernels, instructions);
   }
 
   /// The HLO view of every call (SPEC §9): what the custom-calls carry.
@@ -886,12 +886,15 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
       pipeline.write_ir(sink);
       return true;
     });
-  case EmitKind::Bir:
-    return DriverOutput{pipeline.bir_module(), true, std::move(deps)};
+  case EmitKind::Bir: {
+    DriverOutput out{{}, true, std::move(deps)};
+    out.blob = pipeline.bir_module();
+    return out;
+  }
   case EmitKind::BirText: {
-    std::string blob = pipeline.bir_module();
+    OwnedBytes blob = pipeline.bir_module();
     std::string error;
-    auto text = bir::module_to_text(blob, error, options.text);
+    auto text = bir::module_to_text(blob.bytes(), error, options.text);
     if (!text) {
       diags.internal_error("the BIR module nkicc wrote does not read back: " + error);
       return std::nullopt;

@@ -225,27 +225,62 @@ std::optional<PyConstant> to_constant(const rapidjson::Value &v, int depth, std:
 } // namespace
 
 std::string base64_encode(std::string_view bytes) {
-  std::string out((bytes.size() + 2) / 3 * 4, '=');
-  const auto *p = reinterpret_cast<const unsigned char *>(bytes.data());
-  char *o = out.data();
-  std::size_t n = bytes.size(), i = 0;
-  for (; i + 3 <= n; i += 3, o += 4) {
+  std::string out;
+  Base64Encoder encoder(out, bytes.size());
+  encoder.add(bytes);
+  encoder.finish();
+  return out;
+}
+
+namespace {
+
+/// Encodes whole groups of three bytes: `n` must be a multiple of 3.
+char *encode_groups(const unsigned char *p, std::size_t n, char *o) {
+  for (std::size_t i = 0; i < n; i += 3, o += 4) {
     std::uint32_t v = (std::uint32_t{p[i]} << 16) | (std::uint32_t{p[i + 1]} << 8) | p[i + 2];
     o[0] = kAlphabet[(v >> 18) & 63];
     o[1] = kAlphabet[(v >> 12) & 63];
     o[2] = kAlphabet[(v >> 6) & 63];
     o[3] = kAlphabet[v & 63];
   }
-  if (i < n) { // one or two bytes left; the '=' padding is already in place
-    std::uint32_t v = std::uint32_t{p[i]} << 16;
-    if (i + 1 < n)
-      v |= std::uint32_t{p[i + 1]} << 8;
-    o[0] = kAlphabet[(v >> 18) & 63];
-    o[1] = kAlphabet[(v >> 12) & 63];
-    if (i + 1 < n)
-      o[2] = kAlphabet[(v >> 6) & 63];
+  return o;
+}
+
+} // namespace
+
+Base64Encoder::Base64Encoder(std::string &out, std::size_t total) : out_(out) { out_.reserve(out_.size() + (total + 2) / 3 * 4); }
+
+void Base64Encoder::add(std::string_view bytes) {
+  const auto *p = reinterpret_cast<const unsigned char *>(bytes.data());
+  std::size_t n = bytes.size();
+  while (carried_ > 0 && carried_ < 3 && n > 0) { // complete the group an earlier piece began
+    carry_[carried_++] = *p++;
+    --n;
   }
-  return out;
+  std::size_t whole = n / 3 * 3;
+  std::size_t at = out_.size();
+  out_.resize(at + (carried_ == 3 ? 4 : 0) + whole / 3 * 4);
+  char *o = out_.data() + at;
+  if (carried_ == 3) {
+    o = encode_groups(carry_, 3, o);
+    carried_ = 0;
+  }
+  encode_groups(p, whole, o);
+  for (std::size_t i = whole; i < n; ++i)
+    carry_[carried_++] = p[i];
+}
+
+void Base64Encoder::finish() {
+  if (carried_ == 0)
+    return;
+  std::uint32_t v = std::uint32_t{carry_[0]} << 16;
+  if (carried_ > 1)
+    v |= std::uint32_t{carry_[1]} << 8;
+  out_ += kAlphabet[(v >> 18) & 63];
+  out_ += kAlphabet[(v >> 12) & 63];
+  out_ += carried_ > 1 ? kAlphabet[(v >> 6) & 63] : '=';
+  out_ += '=';
+  carried_ = 0;
 }
 
 std::optional<std::string> base64_decode(std::string_view text) {
@@ -292,10 +327,20 @@ std::optional<std::string> base64_decode(std::string_view text) {
 std::string backend_config_json(const HloCall &call) { return backend_config_json(call, base64_encode(call.bir_blob)); }
 
 std::string backend_config_json(const HloCall &call, std::string_view ir_base64) {
+  ConfigJsonParts parts = backend_config_json_parts(call);
+  std::string out;
+  out.reserve(parts.head.size() + ir_base64.size() + parts.tail.size());
+  out += parts.head;
+  out += ir_base64;
+  out += parts.tail;
+  return out;
+}
+
+ConfigJsonParts backend_config_json_parts(const HloCall &call) {
   const trace::KernelTrace &t = *call.trace;
   const ir::Function &fn = t.function;
-  std::string out;
-  out.reserve(512 + ir_base64.size());
+  ConfigJsonParts parts;
+  std::string &out = parts.head;
   out += '{';
   append_key(out, "kernel_version");
   out += fmt::format("{}", kKernelVersion);
@@ -331,34 +376,34 @@ std::string backend_config_json(const HloCall &call, std::string_view ir_base64)
   out += "}, ";
   append_key(out, "serialize_ir_string");
   out += '"';
-  out += ir_base64;
-  out += "\", ";
-  append_key(out, "tiled");
+  std::string &rest = parts.tail;
+  rest += "\", ";
+  append_key(rest, "tiled");
   // Grid dimensions are positive, so there is more than one instance iff one exceeds 1.
   bool tiled = std::any_of(call.grid.begin(), call.grid.end(), [](std::int64_t d) { return d > 1; });
-  out += tiled ? "true" : "false";
-  out += ", ";
-  append_key(out, "constant_values");
-  append_named_values(out, t.constant_values);
-  out += ", ";
-  append_key(out, "kernel_return");
-  append_list(out, t.returns, [&](const trace::ReturnedTensor &r) {
-    out += '{';
-    append_key(out, "name");
-    append_json_string(out, r.name, true);
-    out += ", ";
-    append_key(out, "shape");
-    append_dims(out, r.shape);
-    out += ", ";
-    append_key(out, "dtype");
-    append_json_string(out, dtype_name(r.dtype), true);
-    out += '}';
+  rest += tiled ? "true" : "false";
+  rest += ", ";
+  append_key(rest, "constant_values");
+  append_named_values(rest, t.constant_values);
+  rest += ", ";
+  append_key(rest, "kernel_return");
+  append_list(rest, t.returns, [&](const trace::ReturnedTensor &r) {
+    rest += '{';
+    append_key(rest, "name");
+    append_json_string(rest, r.name, true);
+    rest += ", ";
+    append_key(rest, "shape");
+    append_dims(rest, r.shape);
+    rest += ", ";
+    append_key(rest, "dtype");
+    append_json_string(rest, dtype_name(r.dtype), true);
+    rest += '}';
   });
-  out += ", ";
-  append_key(out, "result_is_sequence");
-  out += t.result_is_sequence ? "true" : "false";
-  out += '}';
-  return out;
+  rest += ", ";
+  append_key(rest, "result_is_sequence");
+  rest += t.result_is_sequence ? "true" : "false";
+  rest += '}';
+  return parts;
 }
 
 std::string backend_config(const HloCall &call) { return base64_encode(backend_config_json(call)); }

@@ -396,7 +396,7 @@ bool write_hlo_module(TextSink &sink, std::string_view module_name, const std::v
     out += ", ";
     out += kMetadata;
     out += ", backend_config=\"";
-    out += configs.get(call);
+    sink.write(configs.get(call)); // a large piece goes out from the cache, not through the buffer
     out += "\"\n";
 
     if (calls.size() == 1)
@@ -493,7 +493,7 @@ bool write_stablehlo(TextSink &sink, std::string_view module_name, const std::ve
       out += fmt::format("{}%arg{}", k ? ", " : "", first_arg + k);
     // Attributes in the sorted order MLIR prints a dictionary in.
     out += ") {api_version = 2 : i32, backend_config = \"";
-    out += configs.get(call);
+    sink.write(configs.get(call)); // a large piece goes out from the cache, not through the buffer
     out += "\", call_target_name = \"";
     out += custom_call_target(flavor);
     out += "\"";

@@ -388,12 +388,25 @@ bool write_file_atomically(const std::string &path, std::string_view data, std::
   return out.write(data, error) && out.commit(error);
 }
 
-TextSink::TextSink(Writer writer, std::size_t threshold) : writer_(std::move(writer)), threshold_(threshold) {}
+TextSink::TextSink(AtomicOutput &out, std::size_t threshold) : out_(&out), threshold_(threshold) {
+  // Room for the threshold and the piece that crosses it: the buffer is allocated once.
+  text.reserve(threshold + threshold / 2);
+}
+
+void TextSink::write(std::string_view piece) {
+  if (!out_ || piece.size() < threshold_) {
+    text += piece;
+    flush_if_large();
+    return;
+  }
+  if (flush() && !out_->write(piece, error_))
+    ok_ = false;
+}
 
 bool TextSink::flush() {
-  if (!writer_ || text.empty())
+  if (!out_ || text.empty())
     return ok_;
-  ok_ = ok_ && writer_(text);
+  ok_ = ok_ && out_->write(text, error_);
   text.clear();
   return ok_;
 }

@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <csignal>
 #include <dirent.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -158,29 +160,98 @@ TEST_CASE("AtomicOutput: pieces become the file at commit, and vanish without it
   ::rmdir(dir.c_str());
 }
 
-TEST_CASE("TextSink: hands text on past its threshold, or collects it all", "[support]") {
-  std::vector<std::string> pieces;
-  TextSink sink(
-      [&](std::string_view text) {
-        pieces.emplace_back(text);
-        return pieces.size() < 3;
-      },
-      4);
-  sink.text += "ab";
-  sink.flush_if_large();
-  CHECK(pieces.empty());
-  sink.text += "cd";
-  sink.flush_if_large();
-  CHECK(pieces == std::vector<std::string>{"abcd"});
-  CHECK(sink.text.empty());
-  sink.text += "e";
-  CHECK(sink.flush());
-  CHECK(pieces.back() == "e");
-  sink.text += "f";
-  CHECK_FALSE(sink.flush()); // the writer failed: the sink stays failed
-  sink.text += "g";
-  CHECK_FALSE(sink.flush());
+namespace {
 
+/// The bytes an output has written so far: its temporary file's, the one dot-file in `dir`.
+std::string pending_bytes(const std::string &dir) {
+  std::string error;
+  for (const std::string &name : folder_entries(dir))
+    if (name.starts_with("."))
+      return *read_file(dir + "/" + name, error);
+  return "(no temporary file)";
+}
+
+} // namespace
+
+TEST_CASE("TextSink: buffers small pieces, writes large ones through, in order", "[support]") {
+  char tmpl[] = "/tmp/nkicc-unit-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl));
+  std::string dir = tmpl;
+  std::string path = dir + "/out.txt";
+  std::string error;
+  {
+    AtomicOutput out(path);
+    TextSink sink(out, 8);
+    std::size_t capacity = sink.text.capacity();
+    sink.text += "abc";
+    sink.flush_if_large();
+    CHECK(folder_entries(dir).empty()); // below the threshold: nothing written, no file yet
+    sink.text += "defgh"; // exactly the threshold
+    sink.flush_if_large();
+    CHECK(pending_bytes(dir) == "abcdefgh");
+    CHECK(sink.text.empty());
+    sink.write("1234567"); // one byte short of the threshold: buffered
+    CHECK(pending_bytes(dir) == "abcdefgh");
+    CHECK(sink.text == "1234567");
+    sink.write("ABCDEFGH"); // as large as the buffer: the pending text first, then the piece itself
+    CHECK(pending_bytes(dir) == "abcdefgh1234567ABCDEFGH");
+    CHECK(sink.text.empty());
+    sink.write("x");
+    sink.write(std::string(20, 'L')); // far larger than the buffer
+    CHECK(pending_bytes(dir) == "abcdefgh1234567ABCDEFGHx" + std::string(20, 'L'));
+    for (int i = 0; i < 100; ++i)
+      sink.write("pq"); // crossing the threshold again and again
+    CHECK(sink.text.capacity() == capacity); // the buffer is reused, never grown
+    CHECK(sink.flush());
+    CHECK(sink.error().empty());
+    CHECK(folder_entries(dir).size() == 1);
+    REQUIRE(out.commit(error));
+  }
+  std::string pq;
+  for (int i = 0; i < 100; ++i)
+    pq += "pq";
+  CHECK(*read_file(path, error) == "abcdefgh1234567ABCDEFGHx" + std::string(20, 'L') + pq);
+  CHECK(folder_entries(dir) == std::vector<std::string>{"out.txt"});
+  ::unlink(path.c_str());
+  ::rmdir(dir.c_str());
+}
+
+TEST_CASE("TextSink: a failed write is reported, and the atomic output leaves no file", "[support]") {
+  char tmpl[] = "/tmp/nkicc-unit-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl));
+  std::string dir = tmpl;
+  std::string path = dir + "/out.txt";
+  // The file-size limit makes the write past byte 16 fail with EFBIG, as a full disk would
+  // with ENOSPC; SIGXFSZ, which would end the process, is ignored meanwhile.
+  struct rlimit old_limit {};
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &old_limit) == 0);
+  struct rlimit limit = old_limit;
+  limit.rlim_cur = 16;
+  auto old_handler = ::signal(SIGXFSZ, SIG_IGN);
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &limit) == 0);
+  bool flushed = true, again = true;
+  std::string error;
+  {
+    AtomicOutput out(path);
+    TextSink sink(out, 8);
+    sink.write("0123456789"); // written through: 10 bytes
+    sink.write(std::string(12, 'a')); // 22 bytes: past the limit
+    flushed = sink.flush();
+    sink.write("more");
+    again = sink.flush();
+    error = sink.error();
+    out.discard();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old_limit);
+  ::signal(SIGXFSZ, old_handler);
+  CHECK_FALSE(flushed);
+  CHECK_FALSE(again); // the sink stays failed
+  CHECK(error == "file too large");
+  CHECK(folder_entries(dir).empty()); // neither the output nor its temporary file
+  ::rmdir(dir.c_str());
+}
+
+TEST_CASE("TextSink: without an output it collects everything", "[support]") {
   TextSink collect;
   CHECK_FALSE(collect.streaming());
   collect.text = std::string(10000, 'x');

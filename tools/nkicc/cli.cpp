@@ -262,7 +262,7 @@ int run_checked(int argc, char **argv) {
   // deliver() renames into place (or straight to stdout).
   AtomicOutput file(shared.output.output);
   std::string write_error;
-  TextSink sink([&](std::string_view text) { return file.write(text, write_error); });
+  TextSink sink(file);
   session.text_output = &sink;
   std::optional<DriverOutput> out;
   try {

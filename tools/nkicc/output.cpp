@@ -95,8 +95,10 @@ void deliver(const DriverOutput &out, const OutputOptions &options, const std::s
       return;
     }
   }
-  bool ok = out.streamed ? sink.flush() : file.write(out.bytes, write_error);
+  bool ok = out.streamed ? sink.flush() : file.write(out.data(), write_error);
   if (!ok) {
+    if (out.streamed)
+      write_error = sink.error();
     file.discard();
     if (depfile)
       depfile->discard();

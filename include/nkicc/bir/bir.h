@@ -16,6 +16,7 @@
 #pragma once
 
 #include "nkicc/ir/kernel_ir.h"
+#include "nkicc/support/owned_bytes.h"
 #include "nkicc/support/source_manager.h"
 #include "nkicc/support/text_options.h"
 
@@ -71,6 +72,10 @@ struct ModuleInfo {
 std::string write_module(const ModuleInfo &info,
                          const std::vector<std::pair<std::string_view, std::string_view>> &kernels,
                          const std::vector<ModuleCall> &calls);
+/// The same bytes, left in the builder's buffer: the output writes them from there.
+OwnedBytes write_module_blob(const ModuleInfo &info,
+                             const std::vector<std::pair<std::string_view, std::string_view>> &kernels,
+                             const std::vector<ModuleCall> &calls);
 
 /// The canonical text of a module blob, or nullopt with `error` set (a lowercase message such
 /// as `not a BIR module: wrong file identifier 'ELF\x02'` or `corrupt BIR module: verification

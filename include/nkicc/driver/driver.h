@@ -4,6 +4,7 @@
 
 #include "nkicc/cache/persistent_cache.h"
 #include "nkicc/support/diagnostics.h"
+#include "nkicc/support/owned_bytes.h"
 #include "nkicc/support/text_options.h"
 #include "nkicc/target/target.h"
 
@@ -78,6 +79,11 @@ struct DriverOutput {
   std::vector<std::string> dependencies;
   /// The text went to DriverOptions::text_output as it was produced; `bytes` is empty.
   bool streamed = false;
+  /// A binary result left where it was built (the BIR module); `bytes` is then empty.
+  OwnedBytes blob{};
+
+  /// The bytes to write when the output was not streamed.
+  std::string_view data() const { return blob.empty() ? std::string_view(bytes) : blob.bytes(); }
 };
 
 /// `nkicc trace`: runs the pipeline up to `options.emit`.

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstddef>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -63,28 +62,35 @@ private:
   bool failed_ = false;
 };
 
-/// Text produced in pieces: an emitter appends to `text` and calls flush_if_large() between
-/// pieces, and the writer receives the text whenever it has grown past the threshold, so that
-/// gigabytes of IR or HLO text are never held at once. Without a writer, `text` collects
-/// everything.
+/// The one buffered writer of an output: emitters append text to `text` (the buffer) and call
+/// flush_if_large() between pieces, and the buffer goes to the AtomicOutput whenever it has
+/// grown past the threshold, so that gigabytes of IR or HLO text are never held at once and
+/// the buffer, reused, never grows by doubling. A large piece that already lies in memory (a
+/// backend_config, a BIR module) is handed to write(), which sends it on from where it lies
+/// after the pending text instead of copying it into the buffer. Without an output, `text`
+/// collects everything.
 class TextSink {
 public:
-  using Writer = std::function<bool(std::string_view)>;
   TextSink() = default;
-  explicit TextSink(Writer writer, std::size_t threshold = std::size_t{1} << 20);
+  explicit TextSink(AtomicOutput &out, std::size_t threshold = std::size_t{1} << 20);
 
   std::string text;
   void flush_if_large() {
-    if (writer_ && text.size() >= threshold_)
+    if (out_ && text.size() >= threshold_)
       flush();
   }
-  /// Hands the pending text to the writer; false once any write has failed.
+  /// Appends `piece`: into the buffer when small, else written straight through.
+  void write(std::string_view piece);
+  /// Hands the pending text to the output; false once any write has failed.
   bool flush();
-  bool streaming() const { return static_cast<bool>(writer_); }
+  bool streaming() const { return out_ != nullptr; }
+  /// Why the first failed write failed (`no space left on device`); empty while all succeed.
+  const std::string &error() const { return error_; }
 
 private:
-  Writer writer_;
+  AtomicOutput *out_ = nullptr;
   std::size_t threshold_ = 0;
+  std::string error_;
   bool ok_ = true;
 };
 
