@@ -23,6 +23,12 @@ Value lower_nc_transpose(OpCall &c) {
   return transpose(c.kb(), *c.required_tensor("data"), "nc_transpose", engine);
 }
 
+// nisa.reciprocal: 1 / data on the Vector engine, recorded as the tensor_scalar it is (divide,
+// reversed, by 1.0), which the BIR and the simulator already know.
+Value lower_reciprocal(OpCall &c) {
+  return tensor_scalar(c.kb(), "divide", *c.required_tensor("data"), Value::floating(1.0), true, c.dtype());
+}
+
 Value lower_activation(OpCall &c) {
   return activation(c.kb(), c.op_name("op"), *c.required_tensor("data"), c.dtype(), c.get("bias"), c.get("scale"),
                     "activation");
@@ -197,6 +203,8 @@ const OpDef kOps[] = {
      "operand1: tile_or_scalar? = None, reverse1: bool = False, *, dtype: dtype? = None, mask: mask? = None, "
      "engine: any = None)",
      kVector, ir::Opcode::TensorScalar, lower_tensor_scalar, dst_at(1)},
+    {"reciprocal(data: tile, *, dtype: dtype? = None, mask: mask? = None)", kVector, ir::Opcode::TensorScalar,
+     lower_reciprocal, dst_at(1)},
     {"tensor_reduce(op: op, data: tile, axis: any, *, mask: mask? = None, dtype: dtype? = None, negate: bool = False, "
      "keepdims: bool = False)",
      kVector, ir::Opcode::TensorReduce, lower_tensor_reduce, dst_at(0)},
