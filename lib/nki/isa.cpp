@@ -2,6 +2,7 @@
 // legacy value-returning form and the new API's `dst=` form (DstForm).
 #include "index.h"
 #include "lowering.h"
+#include "objects.h"
 #include "op_table.h"
 #include "runtime.h"
 
@@ -180,6 +181,14 @@ Value lower_dma_copy(OpCall &c) {
   if (skip && c.has("dst_rmw_op"))
     raise_error("ValueError", "'dma_copy' with a dst_rmw_op takes only oob_mode=oob_mode.error, not oob_mode.skip");
   add_oob_mode(skip, attrs);
+  if (const Value *mode = c.get("dge_mode"); mode && !mode->is_none()) {
+    const auto *dge = mode->as<DgeModeObject>();
+    if (!dge)
+      raise_error("TypeError", fmt::format("'dma_copy' dge_mode must be a member of nisa.dge_mode, not {}",
+                                           trace::repr(*mode)));
+    if (dge->name != "unknown") // unknown: the compiler's choice, as when it is not given
+      attrs.emplace_back("dge_mode", PyConstant::str(dge->name));
+  }
   c.emit({&dst->ap, 1}, srcs, with_mask(std::move(attrs), c.get("mask")));
   return Value::none();
 }

@@ -42,6 +42,17 @@ public:
   bool skip;
 };
 
+/// A member of `nisa.dge_mode`: which descriptor generation engine a DMA uses (`unknown` lets
+/// the compiler choose, `swdge` software, `hwdge` hardware, `none` no DGE). It changes how the
+/// device issues a DMA, not what the DMA moves: nkicc records it on the instruction.
+class DgeModeObject : public Object {
+public:
+  explicit DgeModeObject(std::string mode_name) : name(std::move(mode_name)) {}
+  std::string_view type_name() const override { return "dge_mode"; }
+  std::string repr() const override { return "dge_mode." + name; }
+  std::string name;
+};
+
 /// `nl.affine_range`, `nl.sequential_range`, `nl.static_range`: Python ranges that record
 /// their loop kind on the instructions emitted in their body.
 class NkiRangeObject : public Object {

@@ -105,8 +105,13 @@ void NkiRuntime::build_modules() {
   oob_mode->globals().set("error", Value::object(std::make_shared<OobModeObject>(false)));
   oob_mode->globals().set("skip", Value::object(std::make_shared<OobModeObject>(true)));
   nisa->globals().set("oob_mode", Value::object(oob_mode));
+  auto dge_mode = std::make_shared<ModuleObject>("dge_mode");
+  for (const char *m : {"unknown", "swdge", "hwdge", "none"})
+    dge_mode->globals().set(m, Value::object(std::make_shared<DgeModeObject>(m)));
+  nisa->globals().set("dge_mode", Value::object(dge_mode));
   auto isa_constants = std::make_shared<ModuleObject>("neuronxcc.nki.isa.constants");
   isa_constants->globals().set("oob_mode", Value::object(oob_mode));
+  isa_constants->globals().set("dge_mode", Value::object(dge_mode));
   nisa->globals().set("constants", Value::object(isa_constants));
 
   for (const char *d : {"jit", "baremetal", "benchmark", "profile", "simulate_kernel", "trace"})
