@@ -231,8 +231,8 @@ public:
           read.push_back(quote_for_message(f, 256));
         Diagnostic note;
         note.severity = Severity::Note;
-        note.message = fmt::format("the registries read: {}; -I DIR adds the registry.json of a folder",
-                                   fmt::join(read, ", "));
+        note.message =
+            fmt::format("the registries read: {}; -I DIR adds the registry.json of a folder", fmt::join(read, ", "));
         d.notes.push_back(std::move(note));
         ok = false;
         continue;
@@ -281,8 +281,8 @@ public:
       options_.cache.log(CacheLogLevel::Debug,
                          fmt::format("persistent cache cpu time: {} keys {:.1f} ms (median {:.1f} us), {} lookups "
                                      "{:.1f} ms (median {:.1f} us)",
-                                     key_seconds_.size(), keys * 1e3, median_us(key_seconds_),
-                                     lookup_seconds_.size(), lookups * 1e3, median_us(lookup_seconds_)));
+                                     key_seconds_.size(), keys * 1e3, median_us(key_seconds_), lookup_seconds_.size(),
+                                     lookups * 1e3, median_us(lookup_seconds_)));
     }
     return !diags_.has_errors();
   }
@@ -427,7 +427,9 @@ private:
     t.use_cache = options.use_cache;
     t.print_handler = options.print_handler;
     if (self->persistent_)
-      t.find_specialization = [self](const Call &call, const std::string &key) { return self->find_external(call, key); };
+      t.find_specialization = [self](const Call &call, const std::string &key) {
+        return self->find_external(call, key);
+      };
     return t;
   }
 
@@ -503,8 +505,7 @@ private:
     };
     for (FileId f = registry_files_begin_; f < registry_files_end_; ++f) {
       std::string_view name = sources_.name(f);
-      if (listed(entry.files, name) ||
-          (!listed(registry_.files(), name) && !listed(registry_.sources_read(), name)))
+      if (listed(entry.files, name) || (!listed(registry_.files(), name) && !listed(registry_.sources_read(), name)))
         files.push_back(key_file(f));
     }
     return files;
@@ -556,8 +557,8 @@ private:
 
   /// Stores a fresh trace, unless it read a file that its key, formed before the trace, could
   /// not hold (an import inside a kernel body): such an entry could be reused wrongly.
-  void store_persistent(const PersistentKey &key, std::size_t files_at_lookup, bool internal,
-                        const std::string &kernel, const trace::KernelTrace &t, const std::string &bir) {
+  void store_persistent(const PersistentKey &key, std::size_t files_at_lookup, bool internal, const std::string &kernel,
+                        const trace::KernelTrace &t, const std::string &bir) {
     if (sources_.file_count() != files_at_lookup) {
       log(fmt::format("Persistent cache: {} not stored: its trace read files its key does not name", kernel));
       return;
@@ -693,9 +694,10 @@ private:
       d.loc = ic.results[j].loc;
       auto first = first_call_of_key_.find(key);
       std::size_t first_index = first == first_call_of_key_.end() ? call.index : first->second;
-      d.message = fmt::format("result {} of call {} is in {}, but call {} traced this kernel variant with it in {}; the "
-                              "per-run cache key does not hold where results live, so these calls cannot share it",
-                              j, call.index, want, first_index, have);
+      d.message =
+          fmt::format("result {} of call {} is in {}, but call {} traced this kernel variant with it in {}; the "
+                      "per-run cache key does not hold where results live, so these calls cannot share it",
+                      j, call.index, want, first_index, have);
       d.id = "registry";
       if (first != first_call_of_key_.end()) {
         Diagnostic n;
@@ -804,8 +806,8 @@ private:
   std::vector<double> key_seconds_, lookup_seconds_;
   Registry registry_;
   std::map<std::string, const python::Module *> registry_modules_; ///< owned by the tracer's loader
-  std::map<std::string, FileId> registry_files_; ///< every registry kernel file read, by path
-  std::map<std::string, std::size_t> first_call_of_key_; ///< per-run key -> the call that traced it
+  std::map<std::string, FileId> registry_files_;                   ///< every registry kernel file read, by path
+  std::map<std::string, std::size_t> first_call_of_key_;           ///< per-run key -> the call that traced it
   BinaryCache binary_cache_;
   std::map<std::string, CachedKernel> external_kernels_;
   std::vector<CompiledCall> calls_;
@@ -1032,12 +1034,11 @@ std::optional<DriverOutput> explain_keys(const DriverOptions &options, SourceMan
         components.push_back(PyConstant::make_dict(E{{"name", PyConstant::str(c.name)},
                                                      {"value", PyConstant::str(c.value)},
                                                      {"digest", PyConstant::str(c.digest)}}));
-      calls.push_back(PyConstant::make_dict(
-          E{{"call", PyConstant::integer(static_cast<std::int64_t>(call.index))},
-            {"kind", PyConstant::str(call.is_external() ? "external" : "internal")},
-            {"kernel", PyConstant::str(key->kernel)},
-            {"key", PyConstant::str(key->key)},
-            {"components", PyConstant::list(std::move(components))}}));
+      calls.push_back(PyConstant::make_dict(E{{"call", PyConstant::integer(static_cast<std::int64_t>(call.index))},
+                                              {"kind", PyConstant::str(call.is_external() ? "external" : "internal")},
+                                              {"kernel", PyConstant::str(key->kernel)},
+                                              {"key", PyConstant::str(key->key)},
+                                              {"components", PyConstant::list(std::move(components))}}));
       continue;
     }
     if (!text.empty())

@@ -66,8 +66,8 @@ public:
       const std::string &name = kernel.input_names[p];
       const bir::KernelTensor *t = input_tensor(kernel, name);
       if (!t) {
-        diags_.internal_error(fmt::format("call {}: BIR kernel '{}' names input '{}' but has no such tensor", index,
-                                          kernel.name, name));
+        diags_.internal_error(
+            fmt::format("call {}: BIR kernel '{}' names input '{}' but has no such tensor", index, kernel.name, name));
         return;
       }
       auto array = input(index, p, name, *t);
@@ -125,8 +125,8 @@ private:
     std::string why;
     auto bytes = read_file(path, why);
     if (!bytes) {
-      diags_.io_error(path, fmt::format("cannot read the input of call {} parameter '{}' ({}): {}", call, name,
-                                        expected, why));
+      diags_.io_error(
+          path, fmt::format("cannot read the input of call {} parameter '{}' ({}): {}", call, name, expected, why));
       return std::nullopt;
     }
     deps_.push_back(path);

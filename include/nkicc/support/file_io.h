@@ -57,7 +57,7 @@ private:
   std::string target_; ///< the file a commit replaces: path_, or where its symbolic links lead
   std::string temp_;
   int fd_ = -1;
-  int temp_slot_ = -1; ///< this output's entry in the signal handler's list of temporary files
+  int temp_slot_ = -1;  ///< this output's entry in the signal handler's list of temporary files
   bool direct_ = false; ///< writing into a device, FIFO or socket in place (no temporary file)
   bool failed_ = false;
 };

@@ -83,11 +83,11 @@ public:
 
 private:
   struct File {
-    std::string path;      ///< as displayed
-    std::string canonical; ///< identity
-    std::string name;      ///< the module name it runs as
-    bool package = false;  ///< an `__init__.py`
-    FileId text = kNoFile; ///< an entry file's text, read by the driver; parsed on first run
+    std::string path;                ///< as displayed
+    std::string canonical;           ///< identity
+    std::string name;                ///< the module name it runs as
+    bool package = false;            ///< an `__init__.py`
+    FileId text = kNoFile;           ///< an entry file's text, read by the driver; parsed on first run
     std::vector<std::string> search; ///< an entry file's extra import folders
     const python::Module *ast = nullptr;
     std::shared_ptr<ModuleObject> module;
@@ -105,7 +105,7 @@ private:
   SourceManager &sources_;
   DiagnosticEngine &diags_;
   std::string base_dir_;
-  std::vector<std::string> roots_; ///< canonical allowed folders
+  std::vector<std::string> roots_;    ///< canonical allowed folders
   std::map<std::string, File> files_; ///< by canonical path
   std::vector<std::string> listed_;   ///< canonical path of listed source k
   std::vector<std::unique_ptr<python::Module>> parsed_;

@@ -24,7 +24,7 @@ struct TraceOptions {
   /// Statements and calls a trace may run; 0: ten per instruction allowed, at least 10,000,000
   /// (enough for any kernel that fits the instruction budget).
   std::uint64_t max_steps = 0;
-  bool use_cache = true;                       ///< --no-cache turns the specialization cache off
+  bool use_cache = true; ///< --no-cache turns the specialization cache off
   /// Where `print()` in a kernel goes (the tool logs it at info level).
   std::function<void(const std::string &)> print_handler;
   /// A cache behind the specialization cache (the persistent cache, issue 14): asked on each
