@@ -57,8 +57,8 @@ public:
     p.partition = modulo(base_partition, num_par_tiles, partitions, index);
     p.byte_offset = modulo(base_addr, num_free_tiles, bytes, index);
     if (memory == ir::Memory::Psum)
-      p.byte_offset = checked_add(checked_mul(modulo(base_bank, num_bank_tiles, 1, index), kPsumBankBytes),
-                                  p.byte_offset);
+      p.byte_offset =
+          checked_add(checked_mul(modulo(base_bank, num_bank_tiles, 1, index), kPsumBankBytes), p.byte_offset);
     return p;
   }
   std::int64_t base_addr = 0, base_partition = 0, base_bank = 0;
@@ -75,8 +75,11 @@ public:
     std::vector<Value> idx;
     for (std::int64_t i : index)
       idx.push_back(Value::integer(i));
+    // By keyword, as NKI calls it: `functools.partial(f, bank_map=...)` then binds the rest.
     CallArgs args;
-    args.positional = {Value::tuple(std::move(idx)), Value::integer(partitions), Value::integer(bytes)};
+    args.keywords = {{"idx", Value::tuple(std::move(idx))},
+                     {"pdim_size", Value::integer(partitions)},
+                     {"fdim_size", Value::integer(bytes)}};
     Value r = interp.call(func, args);
     std::size_t want = memory == ir::Memory::Psum ? 3 : 2;
     if ((r.kind != Value::Kind::Tuple && r.kind != Value::Kind::List) || r.seq().items.size() != want)
@@ -112,49 +115,48 @@ public:
         return Value::object(std::make_shared<BufferObject>(m));
       }));
     if (name == "mod_alloc")
-      return Value::object(
-          std::make_shared<BuiltinFunction>(prefix + "mod_alloc", [m, prefix](Interpreter &, CallArgs &call) {
-            auto a = std::make_shared<ModAlloc>(m);
-            std::vector<std::string> given;
-            for (const auto &[key, v] : call.keywords) {
-              if (key == "base_addr")
-                a->base_addr = as_int(v, key);
-              else if (key == "base_partition")
-                a->base_partition = as_int(v, key);
-              else if (key == "base_bank" && m == ir::Memory::Psum)
-                a->base_bank = as_int(v, key);
-              else if (key == "num_par_tiles")
-                a->num_par_tiles = int_tuple(&v, key);
-              else if (key == "num_free_tiles")
-                a->num_free_tiles = int_tuple(&v, key);
-              else if (key == "num_bank_tiles" && m == ir::Memory::Psum)
-                a->num_bank_tiles = int_tuple(&v, key);
-              else
-                raise_error("TypeError", fmt::format("{}mod_alloc() got an unexpected keyword argument '{}'", prefix,
-                                                     key));
-              given.push_back(key + "=" + trace::repr(v));
-            }
-            // The SBUF form requires base_addr, the PSUM form base_bank (both keyword-only).
-            if (!call.positional.empty())
-              raise_error("TypeError", fmt::format("{}mod_alloc() takes keyword arguments only", prefix));
-            const char *required = m == ir::Memory::Psum ? "base_bank" : "base_addr";
-            if (std::none_of(call.keywords.begin(), call.keywords.end(),
-                             [&](const auto &kw) { return kw.first == required; }))
-              raise_error("TypeError", fmt::format("{}mod_alloc() missing required argument '{}'", prefix, required));
-            a->description = fmt::format("{}mod_alloc({})", prefix, fmt::join(given, ", "));
-            return Value::object(a);
-          }));
-    if (name == "alloc")
-      return Value::object(std::make_shared<BuiltinFunction>(prefix + "alloc", [m, prefix](Interpreter &,
-                                                                                           CallArgs &call) {
-        const Value *f = call.positional.size() == 1 ? &call.positional[0] : call.keyword("func");
-        if (!f || call.positional.size() + call.keywords.size() != 1)
-          raise_error("TypeError", fmt::format("{}alloc() takes one allocation function", prefix));
-        auto a = std::make_shared<FuncAlloc>(m);
-        a->func = *f;
-        a->description = fmt::format("{}alloc({})", prefix, trace::repr(*f));
+      return Value::object(std::make_shared<BuiltinFunction>(prefix + "mod_alloc", [m, prefix](Interpreter &,
+                                                                                               CallArgs &call) {
+        auto a = std::make_shared<ModAlloc>(m);
+        std::vector<std::string> given;
+        for (const auto &[key, v] : call.keywords) {
+          if (key == "base_addr")
+            a->base_addr = as_int(v, key);
+          else if (key == "base_partition")
+            a->base_partition = as_int(v, key);
+          else if (key == "base_bank" && m == ir::Memory::Psum)
+            a->base_bank = as_int(v, key);
+          else if (key == "num_par_tiles")
+            a->num_par_tiles = int_tuple(&v, key);
+          else if (key == "num_free_tiles")
+            a->num_free_tiles = int_tuple(&v, key);
+          else if (key == "num_bank_tiles" && m == ir::Memory::Psum)
+            a->num_bank_tiles = int_tuple(&v, key);
+          else
+            raise_error("TypeError", fmt::format("{}mod_alloc() got an unexpected keyword argument '{}'", prefix, key));
+          given.push_back(key + "=" + trace::repr(v));
+        }
+        // The SBUF form requires base_addr, the PSUM form base_bank (both keyword-only).
+        if (!call.positional.empty())
+          raise_error("TypeError", fmt::format("{}mod_alloc() takes keyword arguments only", prefix));
+        const char *required = m == ir::Memory::Psum ? "base_bank" : "base_addr";
+        if (std::none_of(call.keywords.begin(), call.keywords.end(),
+                         [&](const auto &kw) { return kw.first == required; }))
+          raise_error("TypeError", fmt::format("{}mod_alloc() missing required argument '{}'", prefix, required));
+        a->description = fmt::format("{}mod_alloc({})", prefix, fmt::join(given, ", "));
         return Value::object(a);
       }));
+    if (name == "alloc")
+      return Value::object(
+          std::make_shared<BuiltinFunction>(prefix + "alloc", [m, prefix](Interpreter &, CallArgs &call) {
+            const Value *f = call.positional.size() == 1 ? &call.positional[0] : call.keyword("func");
+            if (!f || call.positional.size() + call.keywords.size() != 1)
+              raise_error("TypeError", fmt::format("{}alloc() takes one allocation function", prefix));
+            auto a = std::make_shared<FuncAlloc>(m);
+            a->func = *f;
+            a->description = fmt::format("{}alloc({})", prefix, trace::repr(*f));
+            return Value::object(a);
+          }));
     return std::nullopt;
   }
 };
@@ -174,15 +176,15 @@ private:
 /// A decorator that hands back the kernel (`@ncc.skip_middle_end_transformations`), also when
 /// called with options first (`@ncc.enable_stack_allocator(log_level=...)`).
 Value kernel_decorator(std::string name, bool force_auto_alloc) {
-  return Value::object(std::make_shared<BuiltinFunction>(
-      name, [name, force_auto_alloc](Interpreter &, CallArgs &call) -> Value {
+  return Value::object(
+      std::make_shared<BuiltinFunction>(name, [name, force_auto_alloc](Interpreter &, CallArgs &call) -> Value {
         const Value *f = !call.positional.empty() ? &call.positional[0] : call.keyword("func");
         if (!f || f->is_none())
           return kernel_decorator(name, force_auto_alloc);
         auto k = as_kernel(*f);
         if (!k)
-          raise_error("TypeError", fmt::format("nki.compiler.{}() takes a kernel function, not '{}'", name,
-                                               trace::type_name(*f)));
+          raise_error("TypeError",
+                      fmt::format("nki.compiler.{}() takes a kernel function, not '{}'", name, trace::type_name(*f)));
         if (force_auto_alloc) {
           k = std::make_shared<JitKernel>(*k);
           k->force_auto_alloc = true;
@@ -239,20 +241,19 @@ std::shared_ptr<ModuleObject> make_compiler_module(const std::string &name) {
   for (const char *d : {"skip_middle_end_transformations", "enable_stack_allocator"})
     ncc->globals().set(d, kernel_decorator(d, false));
   ncc->globals().set("force_auto_alloc", kernel_decorator("force_auto_alloc", true));
-  ncc->globals().set("no_reorder", Value::object(std::make_shared<BuiltinFunction>(
-                                       "no_reorder", [](Interpreter &, CallArgs &) {
-                                         return Value::object(std::make_shared<Directive>("ncc.no_reorder()"));
-                                       })));
-  ncc->globals().set("multi_buffer", Value::object(std::make_shared<BuiltinFunction>(
-                                         "multi_buffer", [](Interpreter &, CallArgs &call) {
-                                           std::int64_t factor = 2;
-                                           if (!call.positional.empty())
-                                             factor = as_int(call.positional[0], "factor");
-                                           else if (const Value *f = call.keyword("factor"))
-                                             factor = as_int(*f, "factor");
-                                           return Value::object(std::make_shared<Directive>(
-                                               fmt::format("ncc.multi_buffer({})", factor)));
-                                         })));
+  ncc->globals().set("no_reorder",
+                     Value::object(std::make_shared<BuiltinFunction>("no_reorder", [](Interpreter &, CallArgs &) {
+                       return Value::object(std::make_shared<Directive>("ncc.no_reorder()"));
+                     })));
+  ncc->globals().set("multi_buffer",
+                     Value::object(std::make_shared<BuiltinFunction>("multi_buffer", [](Interpreter &, CallArgs &call) {
+                       std::int64_t factor = 2;
+                       if (!call.positional.empty())
+                         factor = as_int(call.positional[0], "factor");
+                       else if (const Value *f = call.keyword("factor"))
+                         factor = as_int(*f, "factor");
+                       return Value::object(std::make_shared<Directive>(fmt::format("ncc.multi_buffer({})", factor)));
+                     })));
   return ncc;
 }
 
