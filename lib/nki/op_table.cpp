@@ -24,12 +24,10 @@ namespace {
 
 std::optional<ParamKind> parse_kind(std::string_view k) {
   static const std::pair<std::string_view, ParamKind> kKinds[] = {
-      {"any", ParamKind::Any},       {"tensor", ParamKind::Tensor},
-      {"tile", ParamKind::Tile},     {"hbm", ParamKind::Hbm},
-      {"scalar", ParamKind::Scalar}, {"tile_or_scalar", ParamKind::TileOrScalar},
-      {"dtype", ParamKind::Dtype},   {"op", ParamKind::Op},
-      {"bool", ParamKind::Bool},     {"int", ParamKind::Int},
-      {"shape", ParamKind::Shape},   {"index", ParamKind::Index},
+      {"any", ParamKind::Any},     {"tensor", ParamKind::Tensor}, {"tile", ParamKind::Tile},
+      {"hbm", ParamKind::Hbm},     {"scalar", ParamKind::Scalar}, {"tile_or_scalar", ParamKind::TileOrScalar},
+      {"dtype", ParamKind::Dtype}, {"op", ParamKind::Op},         {"bool", ParamKind::Bool},
+      {"int", ParamKind::Int},     {"shape", ParamKind::Shape},   {"index", ParamKind::Index},
       {"mask", ParamKind::Mask}};
   for (auto [name, kind] : kKinds)
     if (name == k)
@@ -192,6 +190,17 @@ OpCall::OpCall(NkiRuntime *runtime, KernelBuilder *builder, const OpInfo &info, 
   // A masked access may reach past a tensor's end (NKI relaxes the bounds where the mask
   // holds), so the bounds are checked after the mask is known.
   std::size_t mask = op.index("mask");
+  if (mask < params.size() && values_[mask]->kind == Value::Kind::Bool) {
+    // `mask=(i * 128 < n)` where every term is a Python int is a bool: True masks nothing (as
+    // no mask), False every element (the predicate that never holds).
+    static const Value kNoMask = Value::none();
+    static const Value kNever = [] {
+      auto m = std::make_shared<MaskObject>();
+      m->text = "0 != 0";
+      return Value::object(std::move(m));
+    }();
+    values_[mask] = values_[mask]->b ? &kNoMask : &kNever;
+  }
   bool masked = mask < params.size() && !values_[mask]->is_none();
   for (std::size_t i = 0; i < params.size(); ++i) {
     const ParamDef &p = params[i];
