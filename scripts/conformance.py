@@ -504,7 +504,7 @@ PYTHON_EXCEPTIONS = ("AttributeError", "TypeError", "ValueError", "IndexError", 
                      "NotImplementedError", "RuntimeError", "OverflowError")
 # Argument values the description format does not have yet (test/conformance/README.md): a table entry
 # may use them so that it is ready when nkicc reads them.
-NEW_VALUE_FORMS = ("float", "object", "function", "dtype")
+NEW_VALUE_FORMS = ("dtype",)
 
 
 def new_value_forms(value):

@@ -114,6 +114,10 @@ private:
           return fail("tensor %" + std::to_string(id) + " has a negative dimension");
         out.shape.push_back(shape->Get(d));
       }
+    if (std::string problem = constant_data_problem(t, *role, *memory, *dtype); !problem.empty())
+      return fail("tensor %" + std::to_string(id) + " " + problem);
+    if (const auto *data = t.data())
+      out.data.assign(data->begin(), data->end());
     out.partition_start = t.partition_start();
     out.byte_offset = t.byte_offset();
     out.bytes_per_partition = t.bytes_per_partition();
@@ -168,6 +172,7 @@ private:
     out.kind = *kind;
     switch (*kind) {
     case PyConstant::Kind::None:
+    case PyConstant::Kind::Ref: // from_bir() never yields one: the writer stores a reference as text
       break;
     case PyConstant::Kind::Bool:
       out.b = v->b();

@@ -12,7 +12,7 @@
 //     has_collectives: true|false
 //     grid: [<n>, ...]               (only for a kernel specialized for an SPMD grid)
 //     tensors: <count>
-//       %<id> <name> <role> <memory> <dtype>[<shape>] [<allocation>] [@line:col]
+//       %<id> <name> <role> <memory> <dtype>[<shape>] [<allocation>] [<data>] [@line:col]
 //     instructions: <count>
 //       <index>: <opcode> <engine> [dst=<ap>, ...] [src=<ap>, ...] [<attr>=<repr>]...
 //                [loop=<kind>] [@line:col]
@@ -64,7 +64,6 @@ void append_uint(std::string &out, std::uint64_t value) {
   auto result = std::to_chars(buf, buf + sizeof buf, value);
   out.append(buf, result.ptr);
 }
-
 
 std::string_view view(const String *s) { return s ? std::string_view(s->data(), s->size()) : std::string_view(); }
 
@@ -179,6 +178,7 @@ bool KernelPrinter::to_py(const PyValue *value, PyConstant &result) {
   result.kind = *kind;
   switch (*kind) {
   case PyConstant::Kind::None:
+  case PyConstant::Kind::Ref: // from_bir() never yields one: the writer stores a reference as text
     break;
   case PyConstant::Kind::Bool:
     result.b = value->b();
@@ -271,6 +271,10 @@ bool KernelPrinter::print_tensor(std::size_t id, const Tensor &t) {
       out_ += ')';
     }
   }
+  if (std::string problem = constant_data_problem(t, *role, *memory, *dtype); !problem.empty())
+    return fail("tensor %" + std::to_string(id) + " " + problem);
+  if (const auto *data = t.data())
+    out_ += ir::constant_data_text({data->data(), data->size()});
   print_loc(t.line(), t.col());
   out_ += '\n';
   return check_budget();
@@ -443,8 +447,7 @@ bool KernelPrinter::print(const Kernel &k) {
   return true;
 }
 
-bool print_kernel(std::string_view blob, TextSink &sink, std::string_view indent, bool locations,
-                  std::string &error) {
+bool print_kernel(std::string_view blob, TextSink &sink, std::string_view indent, bool locations, std::string &error) {
   if (!check_header(blob, kKernelIdentifier, kModuleIdentifier, "kernel", error) || !check_size(blob, "kernel", error))
     return false;
   AlignedCopy copy(blob);

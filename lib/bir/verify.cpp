@@ -36,6 +36,8 @@ std::optional<ir::TensorRole> from_bir(TensorRole v) {
     return ir::TensorRole::Output;
   case TensorRole::Internal:
     return ir::TensorRole::Internal;
+  case TensorRole::Constant:
+    return ir::TensorRole::Constant;
   }
   return std::nullopt;
 }
@@ -186,6 +188,26 @@ std::optional<PyConstant::Kind> from_bir(PyKind v) {
 /// distinct and takes at least 4 bytes, so a buffer with more table visits than size / 4 shares
 /// tables: only a crafted buffer does, and capping the visits keeps reading it linear in its size
 /// instead of exponential in its depth.
+std::string constant_data_problem(const Tensor &t, ir::TensorRole role, ir::Memory memory, nkicc::DType dtype) {
+  const auto *data = t.data();
+  if (role != ir::TensorRole::Constant)
+    return data ? "holds constant data but is not a constant" : "";
+  if (memory != ir::Memory::SharedHbm)
+    return "is a constant outside shared HBM";
+  if (!data)
+    return "is a constant without data";
+  std::uint64_t elements = 1;
+  if (const auto *shape = t.shape())
+    for (flatbuffers::uoffset_t d = 0; d < shape->size(); ++d)
+      if (shape->Get(d) < 0 || __builtin_mul_overflow(elements, static_cast<std::uint64_t>(shape->Get(d)), &elements))
+        return "is a constant whose shape overflows";
+  std::uint64_t bytes = 0;
+  if (__builtin_mul_overflow(elements, dtype_size(dtype), &bytes) || bytes != data->size())
+    return "is a constant whose data has " + std::to_string(data->size()) + " bytes, not the " +
+           std::to_string(elements) + " elements of its shape";
+  return "";
+}
+
 flatbuffers::Verifier::Options verifier_options(std::size_t size) {
   flatbuffers::Verifier::Options opts;
   opts.max_depth = 64;

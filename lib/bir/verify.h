@@ -42,7 +42,6 @@ template <class V> bool is_aligned_8(const V *vec) {
   return !vec || vec->size() == 0 || reinterpret_cast<std::uintptr_t>(vec->Data()) % 8 == 0;
 }
 
-
 /// Checks size and identifier; `what` is "module" or "kernel" for the messages.
 bool check_header(std::string_view blob, const char *identifier, const char *other_identifier, std::string_view what,
                   std::string &error);
@@ -50,6 +49,10 @@ bool check_version(std::uint32_t version, std::string &error);
 /// nkicc writes every blob with an 8-byte aligned size, so a file cut short, even only inside
 /// the final padding the verifier never reads, is detected.
 bool check_size(std::string_view blob, std::string_view what, std::string &error);
+
+/// What is wrong with a tensor's `data` field, or empty: a Constant tensor is shared HBM and
+/// holds exactly one encoded element per element of its shape; any other tensor holds none.
+std::string constant_data_problem(const Tensor &t, ir::TensorRole role, ir::Memory memory, nkicc::DType dtype);
 
 /// Verifier limits for a buffer of `size` bytes (see verify.cpp).
 flatbuffers::Verifier::Options verifier_options(std::size_t size);

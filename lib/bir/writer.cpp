@@ -1,6 +1,7 @@
 #include "nkicc/bir/bir.h"
 
 #include "bir/schema.h"
+#include "nkicc/cache/py_repr.h"
 
 namespace nkicc::bir {
 namespace {
@@ -16,6 +17,8 @@ TensorRole to_bir(ir::TensorRole role) {
     return TensorRole::Output;
   case ir::TensorRole::Internal:
     return TensorRole::Internal;
+  case ir::TensorRole::Constant:
+    return TensorRole::Constant;
   }
   return TensorRole::Internal;
 }
@@ -158,6 +161,8 @@ PyKind to_bir(PyConstant::Kind kind) {
     return PyKind::List;
   case PyConstant::Kind::Dict:
     return PyKind::Dict;
+  case PyConstant::Kind::Ref: // written as its text (write_value)
+    return PyKind::Str;
   }
   return PyKind::None;
 }
@@ -176,6 +181,10 @@ string_vector(Builder &fbb, const std::vector<std::string> &strings) {
 flatbuffers::Offset<Attr> write_attr(Builder &fbb, const std::string &name, const PyConstant &value);
 
 flatbuffers::Offset<PyValue> write_value(Builder &fbb, const PyConstant &value) {
+  // A named reference resolves at trace time; the tracer's attributes never hold one, and
+  // anything else that would is written as its text.
+  if (value.kind == PyConstant::Kind::Ref)
+    return write_value(fbb, PyConstant::str(py_repr(value)));
   // Children are serialized before their parent: FlatBuffers builds bottom-up.
   flatbuffers::Offset<flatbuffers::String> s;
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<PyValue>>> items;
@@ -229,6 +238,7 @@ flatbuffers::Offset<PyValue> write_value(Builder &fbb, const PyConstant &value) 
     b.add_entries(entries);
     break;
   case PyConstant::Kind::None:
+  case PyConstant::Kind::Ref:
     break;
   }
   b.add_kind(to_bir(value.kind));
@@ -247,12 +257,16 @@ LineCol line_col(SourceLoc loc, const SourceManager &sources) {
   return sources.line_col(loc);
 }
 
-flatbuffers::Offset<Tensor> write_tensor(Builder &fbb, const ir::Tensor &t, const SourceManager &sources) {
+flatbuffers::Offset<Tensor> write_tensor(Builder &fbb, const ir::Tensor &t, const ir::ConstantData *constant,
+                                         const SourceManager &sources) {
   auto name = fbb.CreateString(t.name);
   auto shape = fbb.CreateVector(t.shape.data(), t.shape.size());
+  flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>> data;
+  if (constant)
+    data = fbb.CreateVector(constant->bytes);
   LineCol lc = line_col(t.loc, sources);
   return CreateTensor(fbb, name, to_bir(t.role), to_bir(t.memory), shape, to_bir(t.dtype), t.partition_start,
-                      t.byte_offset, t.bytes_per_partition, lc.line, lc.column);
+                      t.byte_offset, t.bytes_per_partition, lc.line, lc.column, data);
 }
 
 /// Writes a kernel's instructions. FlatBuffers lets tables and vectors be shared by offset, so
@@ -348,8 +362,12 @@ std::string write_kernel(const ir::Function &fn, std::string_view target_name, c
   auto outputs = string_vector(fbb, fn.output_names);
   std::vector<flatbuffers::Offset<Tensor>> tensors;
   tensors.reserve(fn.tensors.size());
-  for (const ir::Tensor &t : fn.tensors)
-    tensors.push_back(write_tensor(fbb, t, sources));
+  for (std::size_t i = 0; i < fn.tensors.size(); ++i) {
+    const ir::Tensor &t = fn.tensors[i];
+    const ir::ConstantData *data =
+        t.role == ir::TensorRole::Constant ? fn.constant_data(static_cast<ir::TensorId>(i)) : nullptr;
+    tensors.push_back(write_tensor(fbb, t, data, sources));
+  }
   auto tensors_offset = fbb.CreateVector(tensors);
   std::vector<flatbuffers::Offset<Instruction>> instructions;
   instructions.reserve(fn.instructions.size());

@@ -73,6 +73,15 @@ public:
         value(v);
       }
       break;
+    case PyConstant::Kind::Ref:
+      str(c.s);
+      u8(c.b ? 1 : 0);
+      u32(static_cast<std::uint32_t>(c.dict.size()));
+      for (const auto &[k, v] : c.dict) {
+        str(k);
+        value(v);
+      }
+      break;
     }
   }
 };
@@ -174,6 +183,20 @@ public:
         entries.emplace_back(std::move(k), value(depth + 1));
       }
       return PyConstant::make_dict(std::move(entries));
+    }
+    case 8: {
+      std::string name = str();
+      bool call = u8() != 0;
+      std::size_t n = count(9);
+      std::vector<std::pair<std::string, PyConstant>> fields;
+      fields.reserve(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        std::string k = str();
+        fields.emplace_back(std::move(k), value(depth + 1));
+      }
+      if (!call)
+        return fields.empty() ? PyConstant::ref(std::move(name)) : (failed = true, PyConstant{});
+      return PyConstant::ref_call(std::move(name), std::move(fields));
     }
     default:
       failed = true;
@@ -303,8 +326,8 @@ std::optional<CacheEntry> parse(std::string_view bytes, std::string_view expecte
     return fail(EntryDefect::Truncated, "truncated header");
   }
   if (version != kCacheEntryFormatVersion)
-    return fail(EntryDefect::Foreign,
-                "entry format " + std::to_string(version) + ", this nkicc reads " + std::to_string(kCacheEntryFormatVersion));
+    return fail(EntryDefect::Foreign, "entry format " + std::to_string(version) + ", this nkicc reads " +
+                                          std::to_string(kCacheEntryFormatVersion));
   std::size_t header_size = r.pos();
   if (payload_size > bytes.size() || bytes.size() - header_size < payload_size + kChecksumBytes)
     return fail(EntryDefect::Truncated, "truncated entry");
@@ -370,8 +393,8 @@ std::optional<CacheEntry> parse_entry(std::string_view bytes, std::string_view e
   return parse(bytes, expected_key, defect, why, nullptr);
 }
 
-std::optional<CacheEntry> parse_entry_buffer(std::string &&bytes, std::string_view expected_key,
-                                             EntryDefect &defect, std::string &why) {
+std::optional<CacheEntry> parse_entry_buffer(std::string &&bytes, std::string_view expected_key, EntryDefect &defect,
+                                             std::string &why) {
   std::pair<std::size_t, std::size_t> bir_at{0, 0};
   auto entry = parse(bytes, expected_key, defect, why, &bir_at);
   if (entry) {

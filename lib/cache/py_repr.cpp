@@ -255,6 +255,20 @@ void append_py_repr(std::string &out, const PyConstant &value) {
     out.push_back('}');
     return;
   }
+  case Kind::Ref:
+    out += value.s;
+    if (value.b) {
+      out.push_back('(');
+      for (std::size_t k = 0; k < value.dict.size(); ++k) {
+        if (k != 0)
+          out += ", ";
+        out += value.dict[k].first;
+        out.push_back('=');
+        append_py_repr(out, value.dict[k].second);
+      }
+      out.push_back(')');
+    }
+    return;
   }
 }
 

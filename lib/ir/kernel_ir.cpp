@@ -1,6 +1,7 @@
 #include "nkicc/ir/kernel_ir.h"
 
 #include "nkicc/cache/py_repr.h"
+#include "nkicc/support/sha256.h"
 
 #include <algorithm>
 #include <bit>
@@ -31,8 +32,23 @@ std::string_view role_name(TensorRole r) {
     return "output";
   case TensorRole::Internal:
     return "internal";
+  case TensorRole::Constant:
+    return "constant";
   }
   return "?";
+}
+
+std::string constant_data_text(std::span<const std::uint8_t> bytes) {
+  std::string digest =
+      sha256_hex(std::string_view(reinterpret_cast<const char *>(bytes.data()), bytes.size())).substr(0, 16);
+  return " data=sha256:" + digest;
+}
+
+const ConstantData *Function::constant_data(TensorId id) const {
+  for (const ConstantData &c : constants)
+    if (c.tensor == id)
+      return &c;
+  return nullptr;
 }
 
 std::string_view engine_name(Engine e) {
@@ -262,6 +278,10 @@ bool identical(const PyConstant &a, const PyConstant &b) {
     return std::equal(a.items.begin(), a.items.end(), b.items.begin(), b.items.end(), identical);
   case PyConstant::Kind::Dict:
     return std::equal(a.dict.begin(), a.dict.end(), b.dict.begin(), b.dict.end(),
+                      [](const auto &x, const auto &y) { return x.first == y.first && identical(x.second, y.second); });
+  case PyConstant::Kind::Ref:
+    return a.s == b.s && a.b == b.b &&
+           std::equal(a.dict.begin(), a.dict.end(), b.dict.begin(), b.dict.end(),
                       [](const auto &x, const auto &y) { return x.first == y.first && identical(x.second, y.second); });
   }
   return false;

@@ -8,7 +8,7 @@
 //     matmul_mac_count: <n>
 //     has_collectives: true|false
 //     tensors: <count>
-//       %<id> <name> <role> <memory> <dtype>[<shape>] [<allocation>] [@line:col]
+//       %<id> <name> <role> <memory> <dtype>[<shape>] [<allocation>] [<data>] [@line:col]
 //     [block tensors: <count>
 //       <name> <memory> <dtype>[<block dims>, par_dim(<p>), <free dims>]
 //                bytes_per_partition=<n> blocks=[%<id>|-, ...] [@line:col]]   (one line)
@@ -18,9 +18,12 @@
 //
 // where a block tensor lists its blocks (each a tensor line of its own, named `name[i, j]`)
 // in row-major order of its block dimensions, `-` for a block no instruction uses, and
-// bytes_per_partition is what its blocks would take if all were live at once; <allocation> is `partitions=[p0, p1) bytes=[b0, b1)` for an allocated SBUF/PSUM tile
-// and `unallocated` for one never referenced; <ap> is `%<id>[[step, num], ...]` followed by
+// bytes_per_partition is what its blocks would take if all were live at once; <allocation> is `partitions=[p0, p1)
+// bytes=[b0, b1)` for an allocated SBUF/PSUM tile and `unallocated` for one never referenced; <ap> is `%<id>[[step,
+// num], ...]` followed by
 // `+<offset>` when non-zero and `+<c>*pid<axis>` per non-zero grid term (`-` when negative);
+// <data>, on a constant tensor only, is `data=sha256:<16 hex digits>`, the start of the SHA-256 of
+// its encoded elements (ConstantData::bytes), which the BIR's Tensor.data holds whole;
 // <repr> is Python's repr of the attribute; `loop=` appears only inside a loop; a location is
 // printed only when the SourceManager holds its file, and never with --source-locations=none.
 // Empty dst/src lists are left out.
@@ -129,7 +132,8 @@ void append_names(std::string &out, std::string_view label, const std::vector<st
   out += '\n';
 }
 
-void append_tensor(std::string &out, TensorId id, const Tensor &t, const SourceManager *sources) {
+void append_tensor(std::string &out, TensorId id, const Tensor &t, const ConstantData *data,
+                   const SourceManager *sources) {
   out += "    %";
   append_int(out, id);
   out += ' ';
@@ -163,6 +167,8 @@ void append_tensor(std::string &out, TensorId id, const Tensor &t, const SourceM
       out += ')';
     }
   }
+  if (data)
+    out += constant_data_text(data->bytes);
   append_loc(out, t.loc, sources);
   out += '\n';
 }
@@ -253,7 +259,9 @@ void print_function(TextSink &sink, const Function &fn, const SourceManager &sou
   append_int(out, static_cast<std::int64_t>(fn.tensors.size()));
   out += '\n';
   for (std::size_t i = 0; i < fn.tensors.size(); ++i) {
-    append_tensor(out, static_cast<TensorId>(i), fn.tensors[i], locations);
+    append_tensor(out, static_cast<TensorId>(i), fn.tensors[i],
+                  fn.tensors[i].role == TensorRole::Constant ? fn.constant_data(static_cast<TensorId>(i)) : nullptr,
+                  locations);
     sink.flush_if_large();
   }
   if (!fn.block_tensors.empty()) {

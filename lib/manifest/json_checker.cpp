@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <cstdlib>
 
 namespace nkicc {
@@ -129,6 +130,96 @@ std::optional<std::int64_t> JsonChecker::integer(const JsonValue &v, const JsonP
   return out;
 }
 
+namespace {
+
+bool is_dotted_name(std::string_view s) {
+  if (s.empty())
+    return false;
+  bool start = true;
+  for (char c : s) {
+    bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    bool digit = c >= '0' && c <= '9';
+    if (c == '.') {
+      if (start)
+        return false;
+      start = true;
+    } else if (letter || (digit && !start)) {
+      start = false;
+    } else {
+      return false;
+    }
+  }
+  return !start;
+}
+
+} // namespace
+
+std::optional<std::optional<PyConstant>> JsonChecker::special_form(const JsonValue &v, const JsonPointer &ptr) {
+  const auto &members = v.members();
+  if (members.empty())
+    return std::nullopt;
+  std::string_view head = members[0].key.text();
+  if (head == "float" && members.size() == 1) {
+    // {"float": "inf" | "-inf" | "nan"}: the floats JSON numbers cannot say (a number is also
+    // accepted, for symmetry).
+    const JsonValue &f = members[0].value;
+    JsonPointer p = pointer_append(ptr, "float");
+    if (f.kind() == Kind::Number) {
+      std::optional<PyConstant> c = constant(f, p);
+      if (c && c->kind == PyConstant::Kind::Int)
+        c = PyConstant::floating(static_cast<double>(c->i));
+      return std::optional<std::optional<PyConstant>>(std::move(c));
+    }
+    std::string_view t = f.kind() == Kind::String ? f.text() : std::string_view();
+    if (t == "inf" || t == "+inf" || t == "infinity")
+      return std::optional<PyConstant>(PyConstant::floating(std::numeric_limits<double>::infinity()));
+    if (t == "-inf" || t == "-infinity")
+      return std::optional<PyConstant>(PyConstant::floating(-std::numeric_limits<double>::infinity()));
+    if (t == "nan")
+      return std::optional<PyConstant>(PyConstant::floating(std::numeric_limits<double>::quiet_NaN()));
+    error(f, p, "expected \"inf\", \"-inf\", \"nan\" or a number for a float");
+    return std::optional<std::optional<PyConstant>>(std::nullopt);
+  }
+  if ((head == "function" && members.size() == 1) || head == "object") {
+    // {"function": "numpy.greater_equal"}, {"object": "NormType.NO_NORM"},
+    // {"object": "FlashConfig", "fields": {...}}: names the kernel's module resolves.
+    bool object = head == "object";
+    const JsonValue *fields = nullptr;
+    for (std::size_t i = 1; i < members.size(); ++i) {
+      if (object && members[i].key.text() == "fields" && !fields) {
+        fields = &members[i].value;
+        continue;
+      }
+      error(members[i].value, pointer_append(ptr, members[i].key.text()),
+            fmt::format("unknown member '{}' of an {{\"object\": ...}} value (it takes \"fields\")",
+                        members[i].key.text()));
+      return std::optional<std::optional<PyConstant>>(std::nullopt);
+    }
+    const JsonValue &name = members[0].value;
+    JsonPointer p = pointer_append(ptr, head);
+    if (name.kind() != Kind::String || !is_dotted_name(name.text())) {
+      error(name, p,
+            fmt::format("expected a dotted Python name such as \"{}\"",
+                        object ? "NormType.NO_NORM" : "numpy.greater_equal"));
+      return std::optional<std::optional<PyConstant>>(std::nullopt);
+    }
+    if (!fields)
+      return std::optional<PyConstant>(PyConstant::ref(std::string(name.text())));
+    JsonPointer fp = pointer_append(ptr, "fields");
+    if (!expect(*fields, Kind::Object, fp, "an object of keyword arguments"))
+      return std::optional<std::optional<PyConstant>>(std::nullopt);
+    std::vector<std::pair<std::string, PyConstant>> entries;
+    for (const auto &[key, value] : fields->members()) {
+      auto c = constant(value, pointer_append(fp, key.text()));
+      if (!c)
+        return std::optional<std::optional<PyConstant>>(std::nullopt);
+      entries.emplace_back(key.text(), std::move(*c));
+    }
+    return std::optional<PyConstant>(PyConstant::ref_call(std::string(name.text()), std::move(entries)));
+  }
+  return std::nullopt;
+}
+
 std::optional<PyConstant> JsonChecker::constant(const JsonValue &v, const JsonPointer &ptr) {
   switch (v.kind()) {
   case Kind::Null:
@@ -166,6 +257,8 @@ std::optional<PyConstant> JsonChecker::constant(const JsonValue &v, const JsonPo
     return PyConstant::list(std::move(items));
   }
   case Kind::Object: {
+    if (std::optional<std::optional<PyConstant>> form = special_form(v, ptr))
+      return *form;
     if (v.members().size() == 1 && v.members()[0].key.text() == "tuple") {
       const JsonValue &arr = v.members()[0].value;
       JsonPointer p = pointer_append(ptr, "tuple");

@@ -57,8 +57,13 @@ protected:
   std::optional<std::string> string(const JsonValue &v, const JsonPointer &ptr);
   std::optional<std::int64_t> integer(const JsonValue &v, const JsonPointer &ptr);
   /// A JSON value as the Python constant it stands for (SPEC §2 and §7): an array is a list,
-  /// `{"tuple": [...]}` a tuple, any other object a dict in document order.
+  /// `{"tuple": [...]}` a tuple, `{"float": "inf"}` a float, `{"function": ...}` and
+  /// `{"object": ..., "fields"?: ...}` named references (PyConstant::Kind::Ref), any other
+  /// object a dict in document order.
   std::optional<PyConstant> constant(const JsonValue &v, const JsonPointer &ptr);
+  /// The description's special object forms ({"float": ...}, {"function": ...}, {"object": ...});
+  /// nullopt when `v` is none of them, an empty inner optional when it is one with an error.
+  std::optional<std::optional<PyConstant>> special_form(const JsonValue &v, const JsonPointer &ptr);
 
   DiagnosticEngine &diags_;
   const char *id_;

@@ -5,6 +5,8 @@
 #include "nkicc/support/json_writer.h"
 #include "nkicc/support/sha256.h"
 
+#include <cmath>
+
 namespace nkicc {
 
 namespace {
@@ -32,7 +34,35 @@ PyConstant tensor(const TensorSpec &t, bool with_access_shape, bool with_memory 
   return PyConstant::make_dict(std::move(e));
 }
 
-PyConstant argument(const Argument &a) { return a.is_tensor() ? tensor(a.tensor(), false) : a.constant(); }
+/// A constant in the description's own forms: infinities and NaN as {"float": "inf"}, which
+/// JSON numbers cannot say (named references are written as {"object": ...} by the JSON writer).
+PyConstant description_form(const PyConstant &c) {
+  switch (c.kind) {
+  case PyConstant::Kind::Float:
+    if (std::isnan(c.f))
+      return PyConstant::make_dict({{"float", str("nan")}});
+    if (std::isinf(c.f))
+      return PyConstant::make_dict({{"float", str(c.f > 0 ? "inf" : "-inf")}});
+    return c;
+  case PyConstant::Kind::Tuple:
+  case PyConstant::Kind::List:
+  case PyConstant::Kind::Dict:
+  case PyConstant::Kind::Ref: {
+    PyConstant out = c;
+    for (PyConstant &item : out.items)
+      item = description_form(item);
+    for (auto &entry : out.dict)
+      entry.second = description_form(entry.second);
+    return out;
+  }
+  default:
+    return c;
+  }
+}
+
+PyConstant argument(const Argument &a) {
+  return a.is_tensor() ? tensor(a.tensor(), false) : description_form(a.constant());
+}
 
 PyConstant call_json(const Call &call) {
   Entries e = {{"index", PyConstant::integer(static_cast<std::int64_t>(call.index))}};

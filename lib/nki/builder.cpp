@@ -28,7 +28,7 @@ ir::TensorId KernelBuilder::new_tensor(std::string name, ir::TensorRole role, ir
 }
 
 std::uint32_t KernelBuilder::new_block_tensor(std::string name, ir::Memory memory, ir::Shape shape,
-                                             std::uint32_t partition_dim, DType dtype, bool auto_name_flag) {
+                                              std::uint32_t partition_dim, DType dtype, bool auto_name_flag) {
   ir::BlockTensor b;
   b.name = std::move(name);
   b.memory = memory;
@@ -93,8 +93,13 @@ void KernelBuilder::emit(ir::Opcode opcode, ir::Engine engine, std::span<const i
   inst.engine = engine;
   inst.loop_kind = interp.current_loop_kind();
   inst.loc = interp.current_loc();
-  for (const ir::AccessPattern &ap : dst)
+  for (const ir::AccessPattern &ap : dst) {
+    if (fn.tensors[ap.tensor].role == ir::TensorRole::Constant)
+      raise_error("read-only", fmt::format("'{}' is a shared constant (nl.shared_constant): a kernel reads it and "
+                                           "cannot write it",
+                                           fn.tensors[ap.tensor].name));
     last_writer[ap.tensor] = static_cast<std::int64_t>(fn.instructions.size());
+  }
   if (opcode == ir::Opcode::Collective)
     fn.has_collectives = true;
   fn.append(inst, dst, src, attrs);

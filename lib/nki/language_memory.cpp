@@ -5,11 +5,70 @@
 #include "op_table.h"
 #include "runtime.h"
 
+#include "nkicc/sim/numeric.h"
+#include "nkicc/trace/numpy.h"
+
 #include <fmt/format.h>
+
+#include <cmath>
+#include <functional>
 
 namespace nkicc::nki {
 
 namespace {
+
+// A shared HBM tensor holding `element(k)` (C order) in `dtype`: NumPy's astype conversion
+// (a float made an integer truncates toward zero; nkicc then saturates to the type's range where
+// NumPy would wrap), each element stored as the BIR stores it.
+Value constant_tensor(OpCall &c, std::string_view stem, const std::vector<std::int64_t> &shape, DType dtype,
+                      const std::function<double(std::int64_t)> &element) {
+  if (shape.empty())
+    raise_error("ValueError", fmt::format("'{}' needs an array of at least one dimension, not a 0-d array", stem));
+  KernelBuilder &kb = c.kb();
+  std::int64_t count = 1;
+  for (std::int64_t d : shape)
+    count = checked_mul(count, d);
+  std::size_t size = dtype_size(dtype);
+  ir::ConstantData data;
+  data.bytes.resize(static_cast<std::size_t>(count) * size);
+  bool integer = sim::is_integer(dtype) && dtype != DType::Bool;
+  for (std::int64_t k = 0; k < count; ++k) {
+    double v = element(k);
+    if (integer && std::isfinite(v))
+      v = std::trunc(v);
+    sim::encode(dtype, v, data.bytes.data() + static_cast<std::size_t>(k) * size);
+  }
+  data.tensor = kb.new_tensor(kb.auto_name(stem), ir::TensorRole::Constant, ir::Memory::SharedHbm,
+                              ir::Shape(shape.begin(), shape.end()), dtype, true);
+  kb.fn.constants.push_back(std::move(data));
+  return Value::object(kb.full_view(kb.fn.constants.back().tensor));
+}
+
+// nl.shared_constant(constant, dtype=None): the host array's values in shared HBM, in `dtype`
+// (by default the array's own, which must then be one NKI has).
+Value lower_shared_constant(OpCall &c) {
+  const auto *array = c.required("constant").as<trace::HostArray>();
+  if (!array)
+    raise_error("TypeError", fmt::format("the constant of 'shared_constant' must be a numpy.ndarray, not '{}'",
+                                         trace::type_name(c.required("constant"))));
+  std::optional<DType> dtype = c.dtype();
+  if (!dtype)
+    dtype = array->nki_dtype();
+  if (!dtype)
+    raise_error("TypeError", "the array of 'shared_constant' has a NumPy-only dtype (float64, int64 or uint64): "
+                             "give dtype= an NKI dtype such as nl.float32");
+  return constant_tensor(c, "shared_constant", array->shape, *dtype,
+                         [array](std::int64_t k) { return array->element_double(k); });
+}
+
+// nl.shared_identity_matrix(n, dtype=nl.uint8): the n x n identity in shared HBM.
+Value lower_shared_identity_matrix(OpCall &c) {
+  std::int64_t n = c.integer("n");
+  if (n <= 0)
+    raise_error("ValueError", fmt::format("the n of 'shared_identity_matrix' must be positive, got {}", n));
+  return constant_tensor(c, "shared_identity_matrix", {n, n}, c.dtype().value_or(DType::UInt8),
+                         [n](std::int64_t k) { return k / n == k % n ? 1.0 : 0.0; });
+}
 
 Value lower_load(OpCall &c) {
   auto src = c.required_tensor("src");
@@ -58,7 +117,8 @@ Value create(OpCall &c, const Value *fill) {
   DType dtype = *c.dtype();
   KernelBuilder &kb = c.kb();
   ir::Memory memory = buffer_arg(c.get("buffer"), ir::Memory::Sbuf);
-  std::shared_ptr<PlacementObject> placement = c.get("buffer") ? c.get("buffer")->shared_as<PlacementObject>() : nullptr;
+  std::shared_ptr<PlacementObject> placement =
+      c.get("buffer") ? c.get("buffer")->shared_as<PlacementObject>() : nullptr;
   if (kb.force_auto_alloc)
     placement = nullptr;
   if (placement && fill)
@@ -106,8 +166,8 @@ Value create(OpCall &c, const Value *fill) {
     check_partitions(shape);
   if (memory == ir::Memory::Psum)
     check_psum_tile(shape, dtype);
-  ir::TensorId id = kb.new_tensor(auto_named ? kb.auto_name(op) : kb.auto_name(name), ir::TensorRole::Internal,
-                                  memory, shape, dtype, auto_named);
+  ir::TensorId id = kb.new_tensor(auto_named ? kb.auto_name(op) : kb.auto_name(name), ir::TensorRole::Internal, memory,
+                                  shape, dtype, auto_named);
   if (placement)
     place_tile(kb, id, *placement, {});
   auto view = kb.full_view(id);
@@ -165,26 +225,54 @@ constexpr ir::Engine kVector = ir::Engine::Vector;
 constexpr ir::Opcode kLoad = ir::Opcode::Load;
 constexpr ir::Opcode kMemset = ir::Opcode::Memset;
 
-// Creation ops take `buffer` positionally too, as the new `nki` API does.
+// Creation ops take `buffer` positionally too, as the new `nki` API does. NKI's
+// `lazy_initialization=True` lets the compiler defer a fill to the tile's first use; nkicc
+// always fills where the kernel creates the tile, which gives every later read the same values.
 const OpDef kOps[] = {
-    {"load(src: hbm, *, mask: mask? = None, dtype: dtype? = None, mode: any = None)", kSync, kLoad, lower_load, {}, {}, true},
+    {"load(src: hbm, *, mask: mask? = None, dtype: dtype? = None, mode: any = None)",
+     kSync,
+     kLoad,
+     lower_load,
+     {},
+     {},
+     true},
     {"load_transpose2d(src: hbm, *, mask: mask? = None, dtype: dtype? = None)", kSync, kLoad, lower_load_transpose2d},
-    {"store(dst: hbm, value: tile, *, mask: mask? = None, mode: any = None)", kSync, ir::Opcode::Store, lower_store, {}, {}, true},
-    {"copy(src: tile, *, mask: mask? = None, dtype: dtype? = None)", kVector, ir::Opcode::TensorCopy, lower_copy, {},
+    {"store(dst: hbm, value: tile, *, mask: mask? = None, mode: any = None)",
+     kSync,
+     ir::Opcode::Store,
+     lower_store,
+     {},
+     {},
+     true},
+    {"copy(src: tile, *, mask: mask? = None, dtype: dtype? = None)",
+     kVector,
+     ir::Opcode::TensorCopy,
+     lower_copy,
+     {},
      "copy"},
-    {"ndarray(shape: shape, dtype: dtype, buffer: any = None, name: any = '')", kVector, kMemset, lower_ndarray},
-    {"empty(shape: shape, dtype: dtype, buffer: any = None, name: any = '')", kVector, kMemset, lower_ndarray},
-    {"zeros(shape: shape, dtype: dtype, buffer: any = None, name: any = '')", kVector, kMemset, lower_zeros},
-    {"ones(shape: shape, dtype: dtype, buffer: any = None, name: any = '')", kVector, kMemset, lower_ones},
-    {"full(shape: shape, fill_value: scalar, dtype: dtype, buffer: any = None, name: any = '')", kVector, kMemset,
-     lower_full},
-    {"zeros_like(a: tensor, dtype: dtype? = None, *, buffer: any = None, name: any = '')", kVector, kMemset,
-     lower_zeros_like},
-    {"ones_like(a: tensor, dtype: dtype? = None, *, buffer: any = None, name: any = '')", kVector, kMemset,
-     lower_ones_like},
-    {"empty_like(a: tensor, dtype: dtype? = None, *, buffer: any = None, name: any = '')", kVector, kMemset,
-     lower_empty_like},
+    {"ndarray(shape: shape, dtype: dtype, buffer: any = None, name: any = '', *, lazy_initialization: bool = False)",
+     kVector, kMemset, lower_ndarray},
+    {"empty(shape: shape, dtype: dtype, buffer: any = None, name: any = '', *, lazy_initialization: bool = False)",
+     kVector, kMemset, lower_ndarray},
+    {"zeros(shape: shape, dtype: dtype, buffer: any = None, name: any = '', *, lazy_initialization: bool = False)",
+     kVector, kMemset, lower_zeros},
+    {"ones(shape: shape, dtype: dtype, buffer: any = None, name: any = '', *, lazy_initialization: bool = False)",
+     kVector, kMemset, lower_ones},
+    {"full(shape: shape, fill_value: scalar, dtype: dtype, buffer: any = None, name: any = '', *, "
+     "lazy_initialization: bool = False)",
+     kVector, kMemset, lower_full},
+    {"zeros_like(a: tensor, dtype: dtype? = None, *, buffer: any = None, name: any = '', "
+     "lazy_initialization: bool = False)",
+     kVector, kMemset, lower_zeros_like},
+    {"ones_like(a: tensor, dtype: dtype? = None, *, buffer: any = None, name: any = '', "
+     "lazy_initialization: bool = False)",
+     kVector, kMemset, lower_ones_like},
+    {"empty_like(a: tensor, dtype: dtype? = None, *, buffer: any = None, name: any = '', "
+     "lazy_initialization: bool = False)",
+     kVector, kMemset, lower_empty_like},
     {"broadcast_to(src: tile, *, shape: shape)", kVector, ir::Opcode::TensorCopy, lower_broadcast_to},
+    {"shared_constant(constant: any, dtype: dtype? = None)", kSync, kLoad, lower_shared_constant},
+    {"shared_identity_matrix(n: int, dtype: dtype? = None)", kSync, kLoad, lower_shared_identity_matrix},
 };
 
 } // namespace

@@ -138,8 +138,8 @@ std::int64_t Executor::count_of(const ir::AccessPattern &ap) {
   return n;
 }
 
-bool Executor::offsets(const ir::AccessPattern &ap, Offsets &out,
-                       const std::vector<std::uint8_t> *active, std::string_view role) {
+bool Executor::offsets(const ir::AccessPattern &ap, Offsets &out, const std::vector<std::uint8_t> *active,
+                       std::string_view role) {
   const bir::KernelTensor &t = kernel_.tensors[ap.tensor];
   std::int64_t size = numel(t);
   Wide base = ap.offset, lo = 0, hi = 0, count = 1;
@@ -258,8 +258,8 @@ bool Executor::mask(const std::vector<std::int64_t> &shape, std::vector<std::uin
   return true;
 }
 
-void Executor::check_written(ir::TensorId id, const Offsets &offs,
-                             const std::vector<std::uint8_t> *active, std::string_view role) {
+void Executor::check_written(ir::TensorId id, const Offsets &offs, const std::vector<std::uint8_t> *active,
+                             std::string_view role) {
   const Buffer &b = buffers_[id];
   if (b.unwritten == 0)
     return;
@@ -303,6 +303,16 @@ bool Executor::run(std::span<const HostArray> inputs) {
         b.unwritten = 0;
         break;
       }
+  // A constant holds what the kernel gave at trace time (the decoder checked its size).
+  for (std::size_t t = 0; t < kernel_.tensors.size(); ++t)
+    if (const bir::KernelTensor &tensor = kernel_.tensors[t]; tensor.role == ir::TensorRole::Constant) {
+      Buffer &b = buffer(static_cast<ir::TensorId>(t));
+      std::size_t size = dtype_size(tensor.dtype);
+      for (std::size_t k = 0; k * size < tensor.data.size(); ++k)
+        b.data[k] = decode(tensor.dtype, tensor.data.data() + k * size);
+      std::fill(b.written.begin(), b.written.end(), 1);
+      b.unwritten = 0;
+    }
   std::array<std::int64_t, kMaxProgramAxes> extent{1, 1, 1};
   for (std::size_t a = 0; a < kernel_.grid.size() && a < kMaxProgramAxes; ++a)
     extent[a] = kernel_.grid[a];
@@ -343,8 +353,8 @@ KernelRun run_kernel(const bir::KernelData &kernel, std::span<const HostArray> i
         id = static_cast<ir::TensorId>(t);
       }
     if (!found) {
-      run.messages.push_back({Severity::Error, fmt::format("output '{}' names no input or output tensor", name),
-                              "simulate"});
+      run.messages.push_back(
+          {Severity::Error, fmt::format("output '{}' names no input or output tensor", name), "simulate"});
       return run;
     }
     Buffer &b = ex.buffer(id);

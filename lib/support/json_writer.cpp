@@ -33,7 +33,7 @@ void append_float(std::string &out, double f) {
 
 bool is_scalar(const PyConstant &v) {
   using K = PyConstant::Kind;
-  return v.kind != K::Tuple && v.kind != K::List && v.kind != K::Dict;
+  return v.kind != K::Tuple && v.kind != K::List && v.kind != K::Dict && v.kind != K::Ref;
 }
 
 void newline(std::string &out, int depth) {
@@ -63,6 +63,14 @@ bool append_scalar(std::string &out, const PyConstant &v, bool ensure_ascii) {
   default:
     return false;
   }
+}
+
+/// A named reference as the description file writes it: {"object": name, "fields"?: {...}}.
+PyConstant ref_form(const PyConstant &v) {
+  std::vector<std::pair<std::string, PyConstant>> e = {{"object", PyConstant::str(v.s)}};
+  if (v.b)
+    e.emplace_back("fields", PyConstant::make_dict(v.dict));
+  return PyConstant::make_dict(std::move(e));
 }
 
 void pretty(std::string &out, const PyConstant &v, int depth) {
@@ -98,6 +106,9 @@ void pretty(std::string &out, const PyConstant &v, int depth) {
       out += '}';
     return;
   }
+  case K::Ref:
+    pretty(out, ref_form(v), depth);
+    return;
   case K::Dict:
     out += '{';
     for (std::size_t i = 0; i < v.dict.size(); ++i) {
@@ -192,6 +203,9 @@ void append_python_json(std::string &out, const PyConstant &v) {
       append_python_json(out, v.items[i]);
     }
     out += ']';
+    return;
+  case K::Ref: // a value of the kernel's module: its repr, as text
+    append_json_string(out, py_repr(v), true);
     return;
   case K::Dict:
     out += '{';

@@ -11,6 +11,8 @@ bool PyConstant::hashable() const {
     return false;
   case Kind::Tuple:
     return std::all_of(items.begin(), items.end(), [](const PyConstant &c) { return c.hashable(); });
+  case Kind::Ref: // an enum member, a function, a frozen instance of hashable fields
+    return std::all_of(dict.begin(), dict.end(), [](const auto &f) { return f.second.hashable(); });
   case Kind::None:
   case Kind::Bool:
   case Kind::Int:
@@ -39,6 +41,8 @@ const char *PyConstant::type_name() const {
     return "list";
   case Kind::Dict:
     return "dict";
+  case Kind::Ref:
+    return "object";
   }
   return "object";
 }

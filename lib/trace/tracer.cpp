@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <map>
 #include <unordered_map>
 
@@ -25,7 +26,10 @@ using nki::TensorRef;
 
 namespace {
 
-Value to_value(const PyConstant &c) {
+/// A named reference's value (PyConstant::Kind::Ref), resolved where the call's kernel lives.
+using RefResolver = std::function<Value(const PyConstant &)>;
+
+Value to_value(const PyConstant &c, const RefResolver &resolve) {
   switch (c.kind) {
   case PyConstant::Kind::None:
     return Value::none();
@@ -41,15 +45,19 @@ Value to_value(const PyConstant &c) {
   case PyConstant::Kind::List: {
     std::vector<Value> items;
     for (const PyConstant &i : c.items)
-      items.push_back(to_value(i));
+      items.push_back(to_value(i, resolve));
     return c.kind == PyConstant::Kind::Tuple ? Value::tuple(std::move(items)) : Value::list(std::move(items));
   }
   case PyConstant::Kind::Dict: {
     std::vector<std::pair<Value, Value>> entries;
     for (const auto &[k, v] : c.dict)
-      entries.emplace_back(Value::str(k), to_value(v));
+      entries.emplace_back(Value::str(k), to_value(v, resolve));
     return Value::dict(std::move(entries));
   }
+  case PyConstant::Kind::Ref:
+    if (!resolve)
+      raise_error("internal", fmt::format("nkicc bug: the named value '{}' has no module to resolve it in", c.s));
+    return resolve(c);
   }
   return Value::none();
 }
@@ -102,6 +110,8 @@ void drop_unused_tiles(ir::Function &fn) {
     for (ir::TensorId &id : b.blocks)
       if (id != ir::kNoTensor)
         id = used[id] ? remap[id] : ir::kNoTensor;
+  for (ir::ConstantData &c : fn.constants) // a constant is shared HBM: always kept
+    c.tensor = remap[c.tensor];
 }
 
 /// A kernel may return its HBM tensor through a reshape (`return out.reshape(shape)`): a view
@@ -153,8 +163,8 @@ struct Tracer::Impl {
     InterpreterLimits limits;
     // Enough steps for any kernel that fits the instruction budget, few enough that an endless
     // loop ends within seconds.
-    limits.max_steps = options.max_steps != 0 ? options.max_steps
-                                              : std::max<std::uint64_t>(10'000'000, 10 * options.max_instructions);
+    limits.max_steps =
+        options.max_steps != 0 ? options.max_steps : std::max<std::uint64_t>(10'000'000, 10 * options.max_instructions);
     interp = std::make_unique<Interpreter>(
         sources, limits, [this](Interpreter &, std::string_view name) { return runtime.resolve(name); });
     if (options.print_handler)
@@ -165,8 +175,8 @@ struct Tracer::Impl {
     for (std::size_t i = 0; i < modules.size() && i < m.sources.size(); ++i) {
       const KernelSource &src = m.sources[i];
       bool on_disk = !src.resolved_path.empty();
-      loader.add_source(on_disk ? src.resolved_path : join_path(parent_dir(sources.name(m.file)), src.name),
-                        modules[i], on_disk);
+      loader.add_source(on_disk ? src.resolved_path : join_path(parent_dir(sources.name(m.file)), src.name), modules[i],
+                        on_disk);
     }
   }
 
@@ -223,7 +233,8 @@ struct Tracer::Impl {
   struct KernelRef {
     const python::FunctionDefStmt *def = nullptr;
     Value callable;
-    bool force_auto_alloc = false; ///< `@nki.compiler.force_auto_alloc`
+    bool force_auto_alloc = false;  ///< `@nki.compiler.force_auto_alloc`
+    ModuleObject *module = nullptr; ///< where the call's named values resolve: the kernel's own module
   };
   std::optional<KernelRef> find_kernel(const ExternalCall &call) {
     for (std::size_t i = 0; i < modules.size(); ++i) {
@@ -237,7 +248,7 @@ struct Tracer::Impl {
         return std::nullopt;
       }
       Value fn = v->as<JitKernel>() ? v->as<JitKernel>()->function : *v;
-      return KernelRef{def, fn, v->as<JitKernel>() && v->as<JitKernel>()->force_auto_alloc};
+      return KernelRef{def, fn, v->as<JitKernel>() && v->as<JitKernel>()->force_auto_alloc, module_objects[i].get()};
     }
     // A kernel a source imports from another kernel file: its definition is the function's.
     for (std::size_t i = 0; i < modules.size(); ++i) {
@@ -248,7 +259,7 @@ struct Tracer::Impl {
         continue;
       Value fn = v->as<JitKernel>() ? v->as<JitKernel>()->function : *v;
       if (auto *f = fn.as<FunctionObject>(); f && f->def)
-        return KernelRef{f->def, fn};
+        return KernelRef{f->def, fn, false, f->module ? f->module.get() : module_objects[i].get()};
       diags.error(call.kernel_loc, fmt::format("'{}' is no longer a function after the module ran", call.kernel),
                   "manifest");
       return std::nullopt;
@@ -323,7 +334,12 @@ struct Tracer::Impl {
       auto bind = [&](const Argument &arg, const std::string &name) {
         if (!arg.is_tensor()) {
           result->constant_values.emplace_back(name, arg.constant());
-          return to_value(arg.constant());
+          return to_value(arg.constant(), [&](const PyConstant &ref) {
+            return resolve_name(
+                *kernel.module, kernel.module->name(), ref.s, ref.b ? &ref.dict : nullptr, call.loc, arg.loc,
+                fmt::format("argument '{}' of kernel '{}' names '{}'", name, e.kernel, ref.s), "manifest",
+                fmt::format("while building argument '{}' of kernel '{}' from '{}'", name, e.kernel, ref.s));
+          });
         }
         const TensorSpec &t = arg.tensor();
         ir::TensorId id = kb.new_tensor(name, ir::TensorRole::Input, ir::Memory::SharedHbm, t.shape, t.dtype, false);
@@ -485,9 +501,8 @@ struct Tracer::Impl {
     const std::string &kernel = m.entry.func_name;
     auto operand = [&]() -> const TensorSpec & {
       if (arg.index >= c.operands.size())
-        raise_error("registry",
-                    fmt::format("registry kernel '{}' takes operand {}, but the op has {}", kernel, arg.index,
-                                c.operands.size()));
+        raise_error("registry", fmt::format("registry kernel '{}' takes operand {}, but the op has {}", kernel,
+                                            arg.index, c.operands.size()));
       return c.operands[arg.index];
     };
     auto op_result = [&]() -> const TensorSpec & {
@@ -498,7 +513,12 @@ struct Tracer::Impl {
     };
     auto constant = [&](const PyConstant &v) {
       m.result.constant_values.emplace_back(name, v);
-      return to_value(v);
+      return to_value(v, [&](const PyConstant &ref) {
+        return resolve_name(
+            m.module, m.entry.module, ref.s, ref.b ? &ref.dict : nullptr, m.call.loc, arg.value_loc,
+            fmt::format("registry kernel '{}' passes '{}' as '{}'", m.entry.func_name, ref.s, name), "registry",
+            fmt::format("while building registry argument '{}' of '{}' from '{}'", name, m.entry.func_name, ref.s));
+      });
     };
     switch (arg.kind) {
     case RegistryArg::Kind::Operand: {
@@ -555,56 +575,69 @@ struct Tracer::Impl {
     return std::nullopt;
   }
 
-  /// {"object": "A.B.C", "fields"?: {...}}: `A` of the kernel's module, then its attributes, then
-  /// a call with the fields as keyword arguments (an enum member, a dataclass or namedtuple).
-  /// Errors are located at the registry's "object" value.
-  Value object_argument(Marshal &m, const RegistryArg &arg, const std::string &name) {
-    const std::string &kernel = m.entry.func_name;
-    std::string_view path = arg.object;
+  /// `A.B.C` in `module`: `A` of its globals (or, when it defines none, the module `A` imports
+  /// as, such as `numpy`), then its attributes; with `fields`, then a call with them as keyword
+  /// arguments (an enum member, a function, a dataclass or namedtuple instance). Messages start
+  /// with `who` ("registry kernel 'k' passes 'A.B' as 'x'") and are located at `loc`.
+  Value resolve_name(ModuleObject &module, std::string_view module_name, std::string_view path,
+                     const std::vector<std::pair<std::string, PyConstant>> *fields, SourceLoc call_loc, SourceLoc loc,
+                     const std::string &who, std::string_view kind, const std::string &note) {
     std::size_t dot = path.find('.');
     std::string head(path.substr(0, dot));
-    Value *found = m.module.globals().find_local(head);
+    std::optional<Value> found;
+    if (Value *g = module.globals().find_local(head))
+      found = *g;
+    else if (std::shared_ptr<Object> imported = interp->import_module(head, 0, loc))
+      found = Value::object(std::move(imported));
     if (!found) {
       std::vector<std::string> defined;
-      for (const Scope::Entry &e : m.module.globals().entries())
+      for (const Scope::Entry &e : module.globals().entries())
         if (e.bound)
           defined.emplace_back(e.name());
-      raise_error("registry",
-                  with_did_you_mean(fmt::format("registry kernel '{}' passes '{}' as '{}', but module '{}' defines "
-                                                "no '{}'",
-                                                kernel, arg.object, name, m.entry.module, head),
-                                    head, defined),
-                  arg.value_loc);
+      raise_error(
+          std::string(kind),
+          with_did_you_mean(fmt::format("{}, but module '{}' defines no '{}'", who, module_name, head), head, defined),
+          loc);
     }
-    Value v = *found;
+    Value v = std::move(*found);
     std::string reached = head;
     while (dot != std::string_view::npos) {
       std::size_t next = path.find('.', dot + 1);
       std::string attr(path.substr(dot + 1, next == std::string_view::npos ? std::string_view::npos : next - dot - 1));
       std::optional<Value> a = interp->find_attr(v, attr);
       if (!a)
-        raise_error("registry",
-                    fmt::format("registry kernel '{}' passes '{}' as '{}', but '{}' (a '{}') has no attribute '{}'",
-                                kernel, arg.object, name, reached, type_name(v), attr),
-                    arg.value_loc);
+        raise_error(std::string(kind),
+                    fmt::format("{}, but '{}' (a '{}') has no attribute '{}'", who, reached, type_name(v), attr), loc);
       v = std::move(*a);
       reached += "." + attr;
       dot = next;
     }
-    if (arg.fields) {
+    if (fields) {
       CallArgs args;
-      args.loc = m.call.loc;
-      for (const auto &[field, value] : *arg.fields)
-        args.keywords.emplace_back(field, to_value(value));
+      args.loc = call_loc;
+      for (const auto &[field, value] : *fields)
+        args.keywords.emplace_back(field, to_value(value, [&](const PyConstant &ref) {
+                                     return resolve_name(module, module_name, ref.s, ref.b ? &ref.dict : nullptr,
+                                                         call_loc, loc, who, kind, note);
+                                   }));
       try {
         v = interp->call(v, args);
       } catch (TraceError &e) {
-        e.notes.emplace_back(arg.value_loc,
-                             fmt::format("while building registry argument '{}' of '{}' from '{}'", name, kernel,
-                                         arg.object));
+        e.notes.emplace_back(loc, note);
         throw;
       }
     }
+    return v;
+  }
+
+  /// {"object": "A.B.C", "fields"?: {...}}: resolve_name() in the kernel's module. Errors are
+  /// located at the registry's "object" value.
+  Value object_argument(Marshal &m, const RegistryArg &arg, const std::string &name) {
+    std::string who = fmt::format("registry kernel '{}' passes '{}' as '{}'", m.entry.func_name, arg.object, name);
+    Value v = resolve_name(
+        m.module, m.entry.module, arg.object, arg.fields ? &*arg.fields : nullptr, m.call.loc, arg.value_loc, who,
+        "registry",
+        fmt::format("while building registry argument '{}' of '{}' from '{}'", name, m.entry.func_name, arg.object));
     m.result.constant_values.emplace_back(name, constant_of(v, arg.object));
     return v;
   }
@@ -739,19 +772,20 @@ struct Tracer::Impl {
             "tiles '{}' and '{}' are allocated on overlapping {} addresses (partitions [{}, {}) bytes [{}, {}) and "
             "partitions [{}, {}) bytes [{}, {})) while both are alive",
             u.name, t.name, failure->memory == ir::Memory::Psum ? "PSUM" : "SBUF", u.partition_start,
-            u.partition_start + (u.shape.empty() ? 0 : u.shape[0]), u.byte_offset, u.byte_offset + u.bytes_per_partition,
-            t.partition_start, t.partition_start + (t.shape.empty() ? 0 : t.shape[0]), t.byte_offset,
+            u.partition_start + (u.shape.empty() ? 0 : u.shape[0]), u.byte_offset,
+            u.byte_offset + u.bytes_per_partition, t.partition_start,
+            t.partition_start + (t.shape.empty() ? 0 : t.shape[0]), t.byte_offset,
             t.byte_offset + t.bytes_per_partition);
         err.notes.emplace_back(u.loc, fmt::format("'{}' is allocated here", u.name));
         report(err, &call);
         return false;
       }
       if (t.user_placed) {
-        err.message = fmt::format("{} allocation of tile '{}' {} of {} at bytes [{}, {}) exceeds the {} bytes of a "
-                                  "partition",
-                                  failure->memory == ir::Memory::Psum ? "PSUM" : "SBUF", t.name, shape_text(t.shape),
-                                  dtype_name(t.dtype), failure->in_use, failure->in_use + failure->needed,
-                                  failure->capacity);
+        err.message =
+            fmt::format("{} allocation of tile '{}' {} of {} at bytes [{}, {}) exceeds the {} bytes of a "
+                        "partition",
+                        failure->memory == ir::Memory::Psum ? "PSUM" : "SBUF", t.name, shape_text(t.shape),
+                        dtype_name(t.dtype), failure->in_use, failure->in_use + failure->needed, failure->capacity);
         report(err, &call);
         return false;
       }

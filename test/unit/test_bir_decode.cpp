@@ -141,9 +141,9 @@ TEST_CASE("read_kernel, read_module: names that share one string stay bounded", 
     flatbuffers::FlatBufferBuilder fbb;
     auto name = fbb.CreateString(std::string(65536, 'x'));
     auto names = fbb.CreateVector(std::vector<flatbuffers::Offset<flatbuffers::String>>(4000, name));
-    std::string blob = finish(
-        fbb, bir::CreateKernel(fbb, bir::kFormatVersion, fbb.CreateString("k"), fbb.CreateString("trn2"), names),
-        bir::kKernelIdentifier);
+    std::string blob =
+        finish(fbb, bir::CreateKernel(fbb, bir::kFormatVersion, fbb.CreateString("k"), fbb.CreateString("trn2"), names),
+               bir::kKernelIdentifier);
     CHECK_FALSE(bir::read_kernel(blob, error));
     CHECK(error == "corrupt BIR kernel: its names would be far larger than the blob (shared data)");
     CHECK_FALSE(bir::kernel_to_text(blob, error));
@@ -196,4 +196,61 @@ TEST_CASE("module_to_text: every proper prefix of a module is an error, the whol
     }
   }
   CHECK(accepted == 0);
+}
+
+TEST_CASE("read_kernel: a constant tensor's data comes back; misplaced or misshapen data is corrupt", "[bir]") {
+  SourceManager sm;
+  Function fn;
+  fn.tensors.push_back(tensor("c", TensorRole::Constant, Memory::SharedHbm, {2, 3}, DType::Int16));
+  fn.constants.push_back({0, {1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0}});
+  std::string error;
+  auto k = bir::read_kernel(bir::write_kernel(fn, "trn2", sm), error);
+  REQUIRE(k);
+  CHECK(k->tensors[0].role == TensorRole::Constant);
+  CHECK(k->tensors[0].data == fn.constants[0].bytes);
+  auto text = bir::kernel_to_text(bir::write_kernel(fn, "trn2", sm), error);
+  REQUIRE(text);
+  CHECK(text->find("%0 c constant shared_hbm int16[2, 3]" + constant_data_text(fn.constants[0].bytes)) !=
+        std::string::npos);
+
+  // A Tensor table written by hand: role, memory, shape and data as each case says.
+  auto blob = [](bir::TensorRole role, bir::Memory memory, std::vector<std::int64_t> shape,
+                 const std::vector<std::uint8_t> *data) {
+    flatbuffers::FlatBufferBuilder fbb;
+    auto shape_offset = fbb.CreateVector(shape);
+    flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>> data_offset;
+    if (data)
+      data_offset = fbb.CreateVector(*data);
+    auto t = bir::CreateTensor(fbb, fbb.CreateString("c"), role, memory, shape_offset, bir::DType::Int16, 0, -1, 0, 0,
+                               0, data_offset);
+    auto tensors = fbb.CreateVector(std::vector<flatbuffers::Offset<bir::Tensor>>{t});
+    auto kernel = bir::CreateKernel(fbb, bir::kFormatVersion, fbb.CreateString("k"), fbb.CreateString("trn2"), 0, 0, 0,
+                                    false, tensors);
+    fbb.TrackMinAlign(8);
+    fbb.Finish(kernel, bir::kKernelIdentifier);
+    return std::string(reinterpret_cast<const char *>(fbb.GetBufferPointer()), fbb.GetSize());
+  };
+  std::vector<std::uint8_t> six(12, 0), five(10, 0);
+  CHECK(bir::read_kernel(blob(bir::TensorRole::Constant, bir::Memory::SharedHbm, {2, 3}, &six), error));
+  struct Case {
+    bir::TensorRole role;
+    bir::Memory memory;
+    const std::vector<std::uint8_t> *data;
+    const char *message;
+  };
+  for (const Case &c :
+       {Case{bir::TensorRole::Internal, bir::Memory::SharedHbm, &six,
+             "tensor %0 holds constant data but is not a constant"},
+        Case{bir::TensorRole::Constant, bir::Memory::Sbuf, &six, "tensor %0 is a constant outside shared HBM"},
+        Case{bir::TensorRole::Constant, bir::Memory::SharedHbm, nullptr, "tensor %0 is a constant without data"},
+        Case{bir::TensorRole::Constant, bir::Memory::SharedHbm, &five,
+             "tensor %0 is a constant whose data has 10 bytes, not the 6 elements of its shape"}}) {
+    std::string b = blob(c.role, c.memory, {2, 3}, c.data);
+    error.clear();
+    CHECK_FALSE(bir::read_kernel(b, error));
+    CHECK(error == std::string("corrupt BIR kernel: ") + c.message);
+    error.clear();
+    CHECK_FALSE(bir::kernel_to_text(b, error));
+    CHECK(error.find(c.message) != std::string::npos);
+  }
 }

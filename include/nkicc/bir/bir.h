@@ -101,6 +101,7 @@ struct KernelTensor {
   std::int64_t byte_offset = -1;
   std::int64_t bytes_per_partition = 0;
   std::uint32_t line = 0, col = 0;
+  std::vector<std::uint8_t> data; ///< a Constant tensor's encoded elements (ir::ConstantData)
 };
 
 /// An instruction of a decoded kernel, its access patterns and attributes in blob order.

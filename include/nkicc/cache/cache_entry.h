@@ -30,7 +30,8 @@
 //                                                    canonical form)
 //   str := bytes := u64 length, that many bytes;  strs := u32 str*;  dims := u32 i64*
 //   value       := u8 tag, then: 0 None | 1 Bool u8 | 2 Int i64 | 3 Float f64 bits |
-//                  4 Str str | 5 Tuple u32 value* | 6 List u32 value* | 7 Dict u32 (str value)*
+//                  4 Str str | 5 Tuple u32 value* | 6 List u32 value* | 7 Dict u32 (str value)* |
+//                  8 Ref str u8 call u32 (str value)*   (a named reference, PyConstant::Kind::Ref)
 //
 // XXH3 is a checksum, not a digest: it catches torn and flipped bytes at memory speed, so a
 // hit costs little more than reading the file. Downloads from a remote are checked against

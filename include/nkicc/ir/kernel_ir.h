@@ -29,12 +29,14 @@ namespace nkicc::ir {
 using trace::LoopKind;
 
 enum class Memory : std::uint8_t { SharedHbm, PrivateHbm, Sbuf, Psum };
-enum class TensorRole : std::uint8_t { Input, Output, Internal };
+/// Constant: a shared HBM tensor whose contents the kernel gave at trace time
+/// (`nl.shared_constant`, `nl.shared_identity_matrix`); its bytes travel in the IR and the BIR.
+enum class TensorRole : std::uint8_t { Input, Output, Internal, Constant };
 /// NeuronCore engines: Tensor (PE), Vector (DVE), Scalar (ACT), GpSimd (POOL), Sync (SP, DMA).
 enum class Engine : std::uint8_t { Tensor, Vector, Scalar, GpSimd, Sync };
 
 std::string_view memory_name(Memory m);   ///< shared_hbm, private_hbm, sbuf, psum
-std::string_view role_name(TensorRole r); ///< input, output, internal
+std::string_view role_name(TensorRole r); ///< input, output, internal, constant
 std::string_view engine_name(Engine e);   ///< tensor, vector, scalar, gpsimd, sync
 /// SBUF and PSUM hold tiles that allocate_on_chip() places; HBM tensors have no allocation.
 bool is_on_chip(Memory m);
@@ -76,7 +78,7 @@ inline constexpr TensorId kNoTensor = 0xFFFFFFFFu;
 /// product(block dims) x product(free dims) x dtype size.
 struct BlockTensor {
   std::string name;
-  Shape shape;                  ///< the block dimensions, then the partition and free dimensions
+  Shape shape;                     ///< the block dimensions, then the partition and free dimensions
   std::uint32_t partition_dim = 0; ///< the number of block dimensions
   Memory memory = Memory::Sbuf;
   DType dtype = DType::Float32;
@@ -87,6 +89,16 @@ struct BlockTensor {
   /// The block's index along each block dimension (`[1, 3]`).
   std::vector<std::int64_t> block_index(std::size_t block) const;
 };
+
+/// The contents of a Constant tensor: its elements in C order, each encoded in the tensor's
+/// dtype as the BIR stores it (little-endian; sim::encode()'s encodings).
+struct ConstantData {
+  TensorId tensor = 0;
+  std::vector<std::uint8_t> bytes;
+};
+
+/// ` data=sha256:<16 hex digits>`: how the IR text and `nkicc dis` show a constant's contents.
+std::string constant_data_text(std::span<const std::uint8_t> bytes);
 
 /// Up to three SPMD grid axes: a view's offset may carry `coefficient * program_id(axis)`.
 inline constexpr std::size_t kMaxGridAxes = 3;
@@ -196,6 +208,9 @@ public:
   std::int64_t matmul_mac_count = 0;     ///< K*M*N summed over MatMul instructions
   bool has_collectives = false;
   std::vector<BlockTensor> block_tensors; ///< tensors with block dimensions, by creation
+  std::vector<ConstantData> constants;    ///< the data of each Constant tensor, by creation
+  /// The data of a Constant tensor; null for any other.
+  const ConstantData *constant_data(TensorId id) const;
 
   /// Appends an instruction with its operands and attributes; `header` gives the opcode,
   /// engine, loop kind and location.
@@ -267,9 +282,9 @@ void number_tensor_names(Function &fn);
 struct AllocationError {
   TensorId tensor = 0;
   Memory memory = Memory::Sbuf;
-  std::int64_t needed = 0;   ///< bytes per partition the tile needs
-  std::int64_t capacity = 0; ///< bytes per partition of the memory
-  std::int64_t in_use = 0;   ///< bytes per partition held by live tiles when it failed
+  std::int64_t needed = 0;       ///< bytes per partition the tile needs
+  std::int64_t capacity = 0;     ///< bytes per partition of the memory
+  std::int64_t in_use = 0;       ///< bytes per partition held by live tiles when it failed
   TensorId overlaps = kNoTensor; ///< a live tile the kernel placed on the same bytes
   std::size_t instruction = 0;   ///< where both are live (for an overlap)
 };

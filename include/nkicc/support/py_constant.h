@@ -1,5 +1,6 @@
 // A Python constant as nkicc carries it from the description file to the cache keys, the
-// specialization key and the backend_config: the values JSON can express, plus tuples.
+// specialization key and the backend_config: the values JSON can express, plus tuples, and
+// named references (Ref) that the trace resolves in the kernel's module.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +11,11 @@
 namespace nkicc {
 
 struct PyConstant {
-  enum class Kind { None, Bool, Int, Float, Str, Tuple, List, Dict };
+  /// Ref: a value the kernel's module names, resolved when the call is traced: `s` is its dotted
+  /// name (`NormType.NO_NORM`, `numpy.greater_equal`, `FlashConfig`); when `b` is set it is
+  /// called with the `dict` entries as keyword arguments (a dataclass or namedtuple instance).
+  /// Its repr, which keys the caches, is the name, or `Name(field=repr, ...)` in document order.
+  enum class Kind { None, Bool, Int, Float, Str, Tuple, List, Dict, Ref };
 
   Kind kind = Kind::None;
   bool b = false;
@@ -61,6 +66,19 @@ struct PyConstant {
     PyConstant c;
     c.kind = Kind::Dict;
     c.dict = std::move(v);
+    return c;
+  }
+
+  static PyConstant ref(std::string name) {
+    PyConstant c;
+    c.kind = Kind::Ref;
+    c.s = std::move(name);
+    return c;
+  }
+  static PyConstant ref_call(std::string name, std::vector<std::pair<std::string, PyConstant>> fields) {
+    PyConstant c = ref(std::move(name));
+    c.b = true;
+    c.dict = std::move(fields);
     return c;
   }
 
