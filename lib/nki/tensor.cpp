@@ -371,25 +371,30 @@ Value TensorRef::get_item(Interpreter &, const Value &key) {
     ++dim;
   }
   if (on_chip && out->ap.pattern.size() < 2 && last_int_free)
-    out->ap.pattern.insert(out->ap.pattern.begin() + static_cast<std::ptrdiff_t>(*last_int_free),
-                           {last_int_step, 1});
+    out->ap.pattern.insert(out->ap.pattern.begin() + static_cast<std::ptrdiff_t>(*last_int_free), {last_int_step, 1});
   return Value::object(out);
 }
 
 // ---- block tensors ----------------------------------------------------------------------------
 
+ir::Shape BlockTensorRef::view_shape() const {
+  const ir::Shape &full = block_tensor().shape;
+  return ir::Shape(full.begin() + static_cast<std::ptrdiff_t>(fixed.size()), full.end());
+}
+
 std::optional<Value> BlockTensorRef::get_attr(Interpreter &, std::string_view name) {
   const ir::BlockTensor &b = block_tensor();
+  ir::Shape shape = view_shape();
   if (name == "shape") {
     std::vector<Value> dims;
-    for (std::int64_t d : b.shape)
+    for (std::int64_t d : shape)
       dims.push_back(Value::integer(d));
     return Value::tuple(std::move(dims));
   }
   if (name == "dtype")
     return trace::make_dtype_value(b.dtype, false);
   if (name == "ndim")
-    return Value::integer(static_cast<std::int64_t>(b.shape.size()));
+    return Value::integer(static_cast<std::int64_t>(shape.size()));
   if (name == "buffer")
     return Value::object(std::make_shared<BufferObject>(b.memory));
   if (name == "name")
@@ -399,11 +404,16 @@ std::optional<Value> BlockTensorRef::get_attr(Interpreter &, std::string_view na
 
 std::string BlockTensorRef::repr() const {
   const ir::BlockTensor &b = block_tensor();
-  return fmt::format("tensor({}{}, {}, {}, blocks={})", b.name, shape_text(b.shape), dtype_name(b.dtype),
-                     ir::memory_name(b.memory), b.partition_dim);
+  std::string name = b.name;
+  for (std::size_t i = 0; i < fixed.size(); ++i)
+    name += (i ? ", " : "[") + std::to_string(fixed[i]) + (i + 1 == fixed.size() ? "]" : "");
+  return fmt::format("tensor({}{}, {}, {}, blocks={})", name, shape_text(view_shape()), dtype_name(b.dtype),
+                     ir::memory_name(b.memory), open_block_dims());
 }
 
 void BlockTensorRef::on_bind(std::string_view name) {
+  if (!fixed.empty()) // a view of some blocks (`sub = t[i]`) leaves the tensor's name alone
+    return;
   if (builder->block_auto_named[index])
     builder->fn.block_tensors[index].name = std::string(name);
   builder->block_auto_named[index] = false;
@@ -420,7 +430,7 @@ void BlockTensorRef::raise_not_a_tile() const {
   raise_error("err_failed_to_infer_tile_from_local_tensor",
               fmt::format("Failed to infer tile from tensor '{}': its partition dimension is dimension {} of {}; "
                           "index its block dimensions first ('{}[i]')",
-                          b.name, b.partition_dim, shape_text(b.shape), b.name));
+                          b.name, open_block_dims(), shape_text(view_shape()), b.name));
 }
 
 std::shared_ptr<TensorRef> BlockTensorRef::block_view(std::size_t block) {
@@ -430,28 +440,37 @@ std::shared_ptr<TensorRef> BlockTensorRef::block_view(std::size_t block) {
 Value BlockTensorRef::get_item(Interpreter &interp, const Value &key) {
   const ir::BlockTensor &b = block_tensor();
   std::vector<Value> parts = key.kind == Value::Kind::Tuple ? key.seq().items : std::vector<Value>{key};
-  std::size_t nb = b.partition_dim;
+  std::size_t nb = open_block_dims();
   auto across = [&]() {
     raise_error("not-modelled",
                 fmt::format("nkicc does not model a view across the blocks of tensor '{}' yet: index its {} block "
                             "dimension{} with integers ('{}[i]')",
                             b.name, nb, nb == 1 ? "" : "s", b.name));
   };
-  if (parts.size() < nb)
-    across();
-  std::size_t block = 0;
-  for (std::size_t d = 0; d < nb; ++d) {
+  // Integer indices of the leading block dimensions, each checked against its dimension.
+  std::vector<std::int64_t> chosen = fixed;
+  for (std::size_t d = 0; d < nb && d < parts.size(); ++d) {
+    std::size_t dim = fixed.size() + d;
     auto a = to_affine(parts[d]);
     if (!a || !a->is_constant())
       across();
-    std::int64_t i = a->constant < 0 ? a->constant + b.shape[d] : a->constant;
-    if (i < 0 || i >= b.shape[d])
+    std::int64_t i = a->constant < 0 ? a->constant + b.shape[dim] : a->constant;
+    if (i < 0 || i >= b.shape[dim])
       raise_error("err_tensor_access_out_of_bound",
                   fmt::format("Out-of-bound access for tensor `{}` on dimension {}: index range [{}, {}] exceed "
                               "dimension size of {}",
-                              b.name, d, a->constant, a->constant, b.shape[d]));
-    block = block * static_cast<std::size_t>(b.shape[d]) + static_cast<std::size_t>(i);
+                              b.name, dim, a->constant, a->constant, b.shape[dim]));
+    chosen.push_back(i);
   }
+  if (parts.size() < nb) {
+    // Some block dimensions stay open: a block tensor of the rest.
+    auto sub = std::make_shared<BlockTensorRef>(*this);
+    sub->fixed = std::move(chosen);
+    return Value::object(sub);
+  }
+  std::size_t block = 0;
+  for (std::size_t d = 0; d < b.partition_dim; ++d)
+    block = block * static_cast<std::size_t>(b.shape[d]) + static_cast<std::size_t>(chosen[d]);
   auto view = block_view(block);
   if (parts.size() == nb)
     return Value::object(view);

@@ -67,6 +67,13 @@ public:
 
   KernelBuilder *builder = nullptr;
   std::uint32_t index = 0; ///< in fn.block_tensors
+  /// The leading block indices already chosen: `t[i]` of a tensor with two block dimensions is
+  /// a block tensor of the remaining one (`dy_o_sum[i_q_head]` passed to a helper).
+  std::vector<std::int64_t> fixed;
+
+  /// The block dimensions still to index, and the shape this view presents.
+  std::size_t open_block_dims() const { return block_tensor().partition_dim - fixed.size(); }
+  ir::Shape view_shape() const;
 };
 
 /// An index tile in an index position of `view` (indirect.cpp): checks it (on SBUF, integers,
