@@ -74,8 +74,8 @@ std::optional<DType> dtype_arg(const Value *v, std::string_view op) {
     // lib: a NumPy dtype; float64 and the 64-bit integers are no NKI dtypes.
     if (std::optional<DType> nd = d->nki_dtype())
       return nd;
-    raise_error("TypeError", fmt::format("'dtype' of '{}' must be an NKI dtype such as nl.float32, not {}", op,
-                                         d->to_str()));
+    raise_error("TypeError",
+                fmt::format("'dtype' of '{}' must be an NKI dtype such as nl.float32, not {}", op, d->to_str()));
   }
   if (v->kind == Value::Kind::Str)
     if (auto d = parse_dtype(v->str_text()))
@@ -222,6 +222,10 @@ DType weak_scalar_dtype(const Value &v) {
 
 std::shared_ptr<TensorRef> new_tile(KernelBuilder &kb, std::string_view stem, ir::Memory memory, ir::Shape shape,
                                     DType dtype) {
+  // A tile lives on at least one partition: the result of an op on a single element (nl.load of
+  // `sinks[b, h]`, an SBUF scalar) is a [1, 1] tile, which nl's ops broadcast across partitions.
+  if (ir::is_on_chip(memory) && shape.empty())
+    shape = {1, 1};
   if (ir::is_on_chip(memory))
     check_partitions(shape);
   if (memory == ir::Memory::Psum)
@@ -249,8 +253,8 @@ ir::AttrList with_mask(ir::AttrList attrs, const Value *mask) {
 ir::Shape broadcast_shapes(const TensorRef &a, const TensorRef &b, std::string_view op, std::string_view pa,
                            std::string_view pb, bool partition_broadcast) {
   ir::Shape sa = a.shape(), sb = b.shape();
-  bool partitions_ok = !sa.empty() && !sb.empty() &&
-                       (sa[0] == sb[0] || (partition_broadcast && (sa[0] == 1 || sb[0] == 1)));
+  bool partitions_ok =
+      !sa.empty() && !sb.empty() && (sa[0] == sb[0] || (partition_broadcast && (sa[0] == 1 || sb[0] == 1)));
   if (!partitions_ok)
     raise_error("err_num_partition_mismatch",
                 fmt::format("number of partitions (dimension 0 size of a tile) mismatch in parameters ({}{}, {}{}) of "
@@ -318,8 +322,8 @@ Value elementwise(KernelBuilder &kb, std::string_view op, const Value &x, const 
     return tensor_scalar(kb, op, *tx, y, false, dtype);
   if (ty && is_scalar(x))
     return tensor_scalar(kb, op, *ty, x, true, dtype);
-  raise_error("TypeError",
-              fmt::format("'{}' needs a tile and a tile or number, got '{}' and '{}'", op, trace::type_name(x), trace::type_name(y)));
+  raise_error("TypeError", fmt::format("'{}' needs a tile and a tile or number, got '{}' and '{}'", op,
+                                       trace::type_name(x), trace::type_name(y)));
 }
 
 Value activation(KernelBuilder &kb, std::string_view func, const TensorRef &x, std::optional<DType> dtype,
@@ -470,6 +474,12 @@ std::shared_ptr<TensorRef> to_sbuf(KernelBuilder &kb, std::shared_ptr<TensorRef>
 void check_store_shape(const TensorRef &dst, const TensorRef &value, std::string_view dst_name,
                        std::string_view value_name) {
   ir::Shape d = dst.shape(), v = value.shape();
+  // A single element (a 0-d view of HBM) takes a [1, 1] tile.
+  auto single = [](const ir::Shape &s) {
+    return std::all_of(s.begin(), s.end(), [](std::int64_t n) { return n == 1; });
+  };
+  if (single(d) && single(v))
+    return;
   bool smaller = d.size() != v.size();
   for (std::size_t i = 0; !smaller && i < d.size(); ++i)
     smaller = d[i] < v[i] || (d[i] != v[i] && v[i] != 1);
@@ -553,8 +563,8 @@ std::int64_t int_arg(const Value &v, std::string_view op, std::string_view param
     return v.i;
   if (std::optional<Value> n = trace::index_number(v)) // lib: a NumPy integer
     return n->kind == Value::Kind::Bool ? n->b : n->i;
-  raise_error("TypeError", fmt::format("parameter '{}' of '{}' must be an integer, not '{}'", param, op, trace::type_name(v)));
+  raise_error("TypeError",
+              fmt::format("parameter '{}' of '{}' must be an integer, not '{}'", param, op, trace::type_name(v)));
 }
-
 
 } // namespace nkicc::nki
