@@ -4,9 +4,13 @@
 // partitions still traces, with views that run past it.
 #include "nkicc/ir/kernel_ir.h"
 
+#include "sim/predicate.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <optional>
 #include <map>
 #include <queue>
 
@@ -52,8 +56,81 @@ std::string pattern_text(const Function &fn, const Operand &op) {
   return out;
 }
 
+std::string check_operand_bounds(const Function &fn, const Operand &op, std::span<const std::int64_t> grid,
+                                 bool masked);
+
+/// Whether every element a masked on-chip operand reaches where its mask holds lies inside its
+/// tile, each free index inside one partition's row: the points of the iteration space (the
+/// operand's dimensions, over every SPMD instance) are enumerated, so an access that reaches
+/// past its tile only where the mask is false passes (NKI's idiom
+/// `temp[i_P, i_J * I + i_I] = nl.copy(x, mask=(j * J_tile + i_J < J))`). Nullopt when the mask
+/// cannot be read or the space is too large to enumerate (more than 2^24 points): the caller
+/// then reports the violation as found.
+std::optional<bool> masked_access_inside_impl(const Function &fn, const Operand &op, std::span<const std::int64_t> grid,
+                                              const std::string &mask) {
+  std::string error;
+  std::optional<sim::Predicate> pred = sim::Predicate::parse(mask, error);
+  auto pattern = fn.pattern(op);
+  if (!pred || pattern.empty() || pred->axes() > pattern.size() || pattern.size() > sim::kMaxIndexAxes)
+    return std::nullopt;
+  const Tensor &t = fn.tensors[op.tensor];
+  std::int64_t elements = 1;
+  for (std::int64_t d : t.shape)
+    elements = sat_mul(elements, d);
+  std::int64_t per_partition = t.shape.empty() || t.shape[0] == 0 ? elements : elements / t.shape[0];
+  std::array<std::int64_t, sim::kMaxProgramAxes> extent{1, 1, 1};
+  for (std::size_t a = 0; a < grid.size() && a < extent.size(); ++a)
+    extent[a] = grid[a];
+  std::int64_t points = extent[0] * extent[1] * extent[2];
+  for (auto [step, num] : pattern)
+    points = sat_mul(points, num);
+  if (points > (std::int64_t{1} << 24))
+    return std::nullopt;
+  auto program = fn.program_offset(op);
+  std::array<std::int64_t, sim::kMaxProgramAxes> pid{};
+  std::vector<std::int64_t> coords(pattern.size());
+  for (pid[0] = 0; pid[0] < extent[0]; ++pid[0])
+    for (pid[1] = 0; pid[1] < extent[1]; ++pid[1])
+      for (pid[2] = 0; pid[2] < extent[2]; ++pid[2]) {
+        pred->bind(pid);
+        std::int64_t base = op.offset;
+        for (std::size_t a = 0; a < program.size() && a < pid.size(); ++a)
+          base += program[a] * pid[a];
+        std::fill(coords.begin(), coords.end(), 0);
+        while (true) {
+          if (pred->eval(coords)) {
+            std::int64_t e = base, free = base % per_partition;
+            for (std::size_t k = 0; k < pattern.size(); ++k) {
+              e += pattern[k].first * coords[k];
+              if (k > 0)
+                free += pattern[k].first * coords[k];
+            }
+            if (e < 0 || e >= elements || free < 0 || free >= per_partition)
+              return false;
+          }
+          std::size_t k = pattern.size();
+          while (k > 0 && ++coords[k - 1] == pattern[k - 1].second)
+            coords[--k] = 0;
+          if (k == 0)
+            break;
+        }
+      }
+  return true;
+}
+
 /// The first way `op` leaves its tensor, or empty.
-std::string check_operand(const Function &fn, const Operand &op, std::span<const std::int64_t> grid, bool masked) {
+std::string check_operand(const Function &fn, const Operand &op, std::span<const std::int64_t> grid,
+                          const std::string *mask) {
+  std::string why = check_operand_bounds(fn, op, grid, mask != nullptr);
+  if (!why.empty() && mask && op.tensor < fn.tensors.size() && is_on_chip(fn.tensors[op.tensor].memory) &&
+      masked_access_inside_impl(fn, op, grid, *mask).value_or(false))
+    return {};
+  return why;
+}
+
+/// The first way `op` leaves its tensor, or empty (a masked on-chip access checked whole).
+std::string check_operand_bounds(const Function &fn, const Operand &op, std::span<const std::int64_t> grid,
+                                 bool masked) {
   if (op.tensor >= fn.tensors.size())
     return fmt::format("names tensor %{}, but the function has {}", op.tensor, fn.tensors.size());
   const Tensor &t = fn.tensors[op.tensor];
@@ -188,15 +265,17 @@ std::optional<LayoutViolation> check_layout(const Function &fn, std::span<const 
   std::vector<std::size_t> first(n, kNoInstruction), last(n, 0);
   for (std::size_t i = 0; i < fn.instructions.size(); ++i) {
     const Instruction &inst = fn.instructions[i];
-    bool masked = false;
+    const std::string *mask = nullptr;
     for (const auto &[name, value] : fn.attrs(inst))
-      masked = masked || name == "mask";
+      if (name == "mask" && value.kind == PyConstant::Kind::Str)
+        mask = &value.s;
+    bool masked = mask != nullptr;
     if (std::string why = check_indirect(fn, inst, grid, masked); !why.empty()) {
       TensorId about = fn.operands(inst).empty() ? TensorId{0} : fn.operands(inst)[0].tensor;
       return LayoutViolation{i, about, std::move(why)};
     }
     for (const Operand &op : fn.operands(inst)) {
-      std::string why = check_operand(fn, op, grid, masked);
+      std::string why = check_operand(fn, op, grid, mask);
       if (!why.empty())
         return LayoutViolation{i, op.tensor, std::move(why)};
       if (first[op.tensor] == kNoInstruction)
@@ -265,6 +344,11 @@ std::optional<LayoutViolation> check_layout(const Function &fn, std::span<const 
     endings.emplace(last[id], id);
   }
   return std::nullopt;
+}
+
+std::optional<bool> masked_access_inside(const Function &fn, const Operand &op, std::span<const std::int64_t> grid,
+                                         const std::string &mask) {
+  return masked_access_inside_impl(fn, op, grid, mask);
 }
 
 } // namespace nkicc::ir

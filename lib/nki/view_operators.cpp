@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace nkicc::nki {
 
 using python::BinOpKind;
@@ -30,10 +32,27 @@ std::optional<Value> tensor_unary_operator(Interpreter &, std::shared_ptr<Tensor
   return std::nullopt;
 }
 
+namespace {
+
+/// Whether the instruction just emitted wrote `v` under a mask: `dst[...] = nl.copy(x, mask=m)`
+/// then writes dst where m holds, so dst's view may reach past its tile where m does not.
+bool written_under_mask(const KernelBuilder &kb, const Value &value) {
+  const auto *v = value.as<TensorRef>();
+  std::size_t n = kb.fn.instructions.size();
+  if (!v || n == 0 || kb.last_writer[v->ap.tensor] != static_cast<std::int64_t>(n - 1))
+    return false;
+  const ir::AttrList &attrs = kb.fn.attrs(kb.fn.instructions.back());
+  return std::any_of(attrs.begin(), attrs.end(), [](const auto &a) { return a.first == "mask"; });
+}
+
+} // namespace
+
 void assign_to_view(Interpreter &, TensorRef &target, const Value &value, std::optional<BinOpKind> op) {
-  if (!target.out_of_bound.empty())
-    raise_error("err_tensor_access_out_of_bound", target.out_of_bound);
   KernelBuilder &kb = *target.builder;
+  // A view past its tile is an error unless a masked instruction writes it directly (below).
+  bool out_of_bound = !target.out_of_bound.empty();
+  if (out_of_bound && (op || !ir::is_on_chip(target.tensor().memory) || !written_under_mask(kb, value)))
+    raise_error("err_tensor_access_out_of_bound", target.out_of_bound);
   const ir::Tensor &t = target.tensor();
   if (!ir::is_on_chip(t.memory)) {
     // `out[...] = tile` is a store; HBM has no read-modify-write.
@@ -43,8 +62,8 @@ void assign_to_view(Interpreter &, TensorRef &target, const Value &value, std::o
                                            t.name));
     auto v = value.shared_as<TensorRef>();
     if (!v)
-      raise_error("TypeError",
-                  fmt::format("only a tile can be assigned to HBM tensor '{}', not '{}'", t.name, trace::type_name(value)));
+      raise_error("TypeError", fmt::format("only a tile can be assigned to HBM tensor '{}', not '{}'", t.name,
+                                           trace::type_name(value)));
     store(kb, target, v, nullptr, t.name, v->tensor().name);
     return;
   }
@@ -56,8 +75,22 @@ void assign_to_view(Interpreter &, TensorRef &target, const Value &value, std::o
     }
     require_on_chip(*v, "copy", "src");
     check_store_shape(target, *v, t.name, v->tensor().name);
-    if (write_result_into(kb, target, *v))
+    if (write_result_into(kb, target, *v)) {
+      // The masked instruction now writes the view: it must stay inside the tile wherever its
+      // mask holds (NKI checks the same).
+      if (out_of_bound) {
+        const ir::Instruction &inst = kb.fn.instructions.back();
+        const std::string *mask = nullptr;
+        for (const auto &[name, attr] : kb.fn.attrs(inst))
+          if (name == "mask" && attr.kind == PyConstant::Kind::Str)
+            mask = &attr.s;
+        if (!mask || !ir::masked_access_inside(kb.fn, kb.fn.dst(inst)[0], kb.grid, *mask).value_or(false))
+          raise_error("err_tensor_access_out_of_bound", target.out_of_bound + " where the mask holds");
+      }
       return;
+    }
+    if (out_of_bound)
+      raise_error("err_tensor_access_out_of_bound", target.out_of_bound);
     kb.emit(ir::Opcode::TensorCopy, ir::Engine::Vector, {target.ap}, {broadcast_view(*v, target.shape())});
     return;
   }

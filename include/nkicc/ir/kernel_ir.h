@@ -304,6 +304,13 @@ struct AllocationError {
 std::optional<AllocationError> allocate_on_chip(Function &fn, std::int64_t sbuf_bytes_per_partition,
                                                 std::int64_t psum_bytes_per_partition);
 
+/// Whether a masked on-chip operand stays inside its tile at every point of its iteration space
+/// (over every SPMD instance) where `mask` (the instruction's predicate text) holds, each free
+/// index within one partition; nullopt when the mask cannot be read or the space has more than
+/// 2^24 points. check_layout() accepts a masked tile access past its tile when this is true.
+std::optional<bool> masked_access_inside(const Function &fn, const Operand &op, std::span<const std::int64_t> grid,
+                                         const std::string &mask);
+
 /// A broken invariant of a traced function's layout, found by check_layout().
 struct LayoutViolation {
   std::size_t instruction = 0; ///< the instruction it concerns, or kNoInstruction
