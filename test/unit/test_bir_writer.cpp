@@ -30,6 +30,9 @@ constexpr Opcode kAllOpcodes[] = {
     Opcode::Memset,    Opcode::Iota,         Opcode::AffineSelect, Opcode::BnStats,    Opcode::BnAggr,
     Opcode::Select,    Opcode::Collective,
 };
+/// The reduce/scan family's opcodes.
+constexpr Opcode kReduceOpcodes[] = {Opcode::TensorTensorScan, Opcode::PartitionReduce, Opcode::SelectReduce,
+                                     Opcode::ScalarTensorTensor};
 constexpr Engine kAllEngines[] = {Engine::Tensor, Engine::Vector, Engine::Scalar, Engine::GpSimd, Engine::Sync};
 constexpr LoopKind kAllLoops[] = {LoopKind::None, LoopKind::Range, LoopKind::Affine, LoopKind::Sequential,
                                   LoopKind::Static};
@@ -85,6 +88,8 @@ Function sample_function(FileId file) {
   for (std::size_t i = 0; i < std::size(kAllOpcodes); ++i)
     add_instruction(fn, inst(kAllOpcodes[i], kAllEngines[i % std::size(kAllEngines)], {ap(3, {{1, 4}})}, {},
                              kAllLoops[i % std::size(kAllLoops)]));
+  for (Opcode op : kReduceOpcodes)
+    add_instruction(fn, inst(op, Engine::Vector, {ap(3, {{1, 4}})}, {ap(3, {{1, 4}})}));
   // An instruction with no operands, attributes or location.
   add_instruction(fn, inst(Opcode::Collective, Engine::GpSimd, {}, {}));
   return fn;
