@@ -272,7 +272,9 @@ std::optional<FusedReduce> fused_reduce(const OpCall &c, const TensorRef &data, 
                                         std::string_view default_cmd) {
   std::string_view op = c.name();
   std::string cmd(default_cmd);
-  if (const Value *v = c.get("reduce_cmd")) {
+  // activation_reduce has no reduce_cmd (it is always reset_reduce).
+  bool has_cmd = c.op.index("reduce_cmd") < c.op.params.size();
+  if (const Value *v = has_cmd ? c.get("reduce_cmd") : nullptr) {
     const auto *rc = v->as<ReduceCmdObject>();
     if (!rc)
       raise_error("TypeError",
@@ -282,8 +284,6 @@ std::optional<FusedReduce> fused_reduce(const OpCall &c, const TensorRef &data, 
   auto res = c.tensor("reduce_res");
   bool accumulates = cmd == "reduce" || cmd == "reset_reduce" || cmd == "load_reduce";
   const Value *reduce_op = c.get("reduce_op");
-  if (!reduce_op && !res && cmd == "idle")
-    return std::nullopt;
   FusedReduce out;
   if (reduce_op) {
     std::string name = c.op_name("reduce_op");
@@ -300,6 +300,9 @@ std::optional<FusedReduce> fused_reduce(const OpCall &c, const TensorRef &data, 
   } else if (accumulates) {
     raise_error("TypeError", fmt::format("'{}' with reduce_cmd.{} needs a reduce_op", op, cmd));
   }
+  // Idle without a reduce_res: the instruction neither changes nor reads the registers.
+  if (cmd == "idle" && !res)
+    return std::nullopt;
   out.attrs.emplace_back("reduce_cmd", PyConstant::str(cmd));
   bool has_init = c.op.index("reduce_init") < c.op.params.size();
   const Value *init = has_init ? c.get("reduce_init") : nullptr;
