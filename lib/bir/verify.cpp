@@ -142,6 +142,14 @@ std::optional<ir::Opcode> from_bir(Opcode v) {
     return ir::Opcode::Select;
   case Opcode::Collective:
     return ir::Opcode::Collective;
+  case Opcode::TensorTensorScan:
+    return ir::Opcode::TensorTensorScan;
+  case Opcode::PartitionReduce:
+    return ir::Opcode::PartitionReduce;
+  case Opcode::SelectReduce:
+    return ir::Opcode::SelectReduce;
+  case Opcode::ScalarTensorTensor:
+    return ir::Opcode::ScalarTensorTensor;
   }
   return std::nullopt;
 }

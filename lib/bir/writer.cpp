@@ -123,6 +123,14 @@ Opcode to_bir(ir::Opcode op) {
     return Opcode::Select;
   case ir::Opcode::Collective:
     return Opcode::Collective;
+  case ir::Opcode::TensorTensorScan:
+    return Opcode::TensorTensorScan;
+  case ir::Opcode::PartitionReduce:
+    return Opcode::PartitionReduce;
+  case ir::Opcode::SelectReduce:
+    return Opcode::SelectReduce;
+  case ir::Opcode::ScalarTensorTensor:
+    return Opcode::ScalarTensorTensor;
   }
   return Opcode::TensorCopy;
 }

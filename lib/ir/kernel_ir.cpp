@@ -103,6 +103,14 @@ std::string_view opcode_name(Opcode op) {
     return "select";
   case Opcode::Collective:
     return "collective";
+  case Opcode::TensorTensorScan:
+    return "tensor_tensor_scan";
+  case Opcode::PartitionReduce:
+    return "partition_reduce";
+  case Opcode::SelectReduce:
+    return "select_reduce";
+  case Opcode::ScalarTensorTensor:
+    return "scalar_tensor_tensor";
   }
   return "?";
 }

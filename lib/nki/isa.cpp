@@ -1,6 +1,7 @@
 // nisa: NKI's instruction-level ops, each one instruction on one engine. Each takes its
 // legacy value-returning form and the new API's `dst=` form (DstForm).
 #include "index.h"
+#include "isa_reduce.h"
 #include "lowering.h"
 #include "objects.h"
 #include "op_table.h"
@@ -30,9 +31,12 @@ Value lower_reciprocal(OpCall &c) {
   return tensor_scalar(c.kb(), "divide", *c.required_tensor("data"), Value::floating(1.0), true, c.dtype());
 }
 
+// The fused reduction (reduce_op, reduce_res, reduce_cmd) is isa_reduce.cpp's.
 Value lower_activation(OpCall &c) {
-  return activation(c.kb(), c.op_name("op"), *c.required_tensor("data"), c.dtype(), c.get("bias"), c.get("scale"),
-                    "activation");
+  auto data = c.required_tensor("data");
+  auto reduce = fused_reduce(c, *data, Accumulator::Scalar, "idle");
+  return activation(c.kb(), c.op_name("op"), *data, c.dtype(), c.get("bias"), c.get("scale"), "activation",
+                    reduce ? &*reduce : nullptr);
 }
 
 Value lower_tensor_tensor(OpCall &c) {

@@ -327,7 +327,7 @@ Value elementwise(KernelBuilder &kb, std::string_view op, const Value &x, const 
 }
 
 Value activation(KernelBuilder &kb, std::string_view func, const TensorRef &x, std::optional<DType> dtype,
-                 const Value *bias, const Value *scale, std::string_view label) {
+                 const Value *bias, const Value *scale, std::string_view label, const FusedReduce *reduce) {
   std::string_view where = label.empty() ? func : label;
   require_on_chip(x, where, "data");
   auto out = new_tile(kb, func, ir::Memory::Sbuf, x.shape(), dtype.value_or(x.tensor().dtype));
@@ -353,7 +353,13 @@ Value activation(KernelBuilder &kb, std::string_view func, const TensorRef &x, s
       attrs.emplace_back("scale", scalar_constant(*scale));
     }
   }
-  kb.emit(ir::Opcode::Activation, ir::Engine::Scalar, {out->ap}, std::move(src), std::move(attrs));
+  std::vector<ir::AccessPattern> dst = {out->ap};
+  if (reduce) {
+    attrs.insert(attrs.end(), reduce->attrs.begin(), reduce->attrs.end());
+    if (reduce->dst)
+      dst.push_back(*reduce->dst);
+  }
+  kb.emit(ir::Opcode::Activation, ir::Engine::Scalar, dst, src, attrs);
   return Value::object(out);
 }
 
@@ -510,8 +516,12 @@ bool write_result_into(KernelBuilder &kb, const TensorRef &target, const TensorR
       kb.created_at[id] != n - 1 || !ir::is_on_chip(target.tensor().memory) || result.shape() != target.shape())
     return false;
   ir::Instruction &inst = kb.fn.instructions.back();
-  if (inst.num_dst != 1 || kb.fn.dst(inst)[0].tensor != id)
+  // A fused reduction's reduce_res is a second destination; the result is the first.
+  if (inst.num_dst < 1 || kb.fn.dst(inst)[0].tensor != id)
     return false;
+  for (std::size_t d = 1; d < inst.num_dst; ++d)
+    if (kb.fn.dst(inst)[d].tensor == id)
+      return false;
   for (const ir::Operand &src : kb.fn.src(inst))
     if (src.tensor == id)
       return false;

@@ -81,9 +81,18 @@ Value tensor_scalar(KernelBuilder &kb, std::string_view op, const TensorRef &a, 
 /// An element-wise binary op of tiles and scalars (nl.add(x, y), x + y, ...).
 Value elementwise(KernelBuilder &kb, std::string_view op, const Value &x, const Value &y, std::optional<DType> dtype,
                   std::string_view label = {});
-/// f(data * scale + bias) on the Scalar engine.
+/// A free-axis reduction fused into an instruction (activation's `reduce_op=`/`reduce_res=`/
+/// `reduce_cmd=`, tensor_scalar_reduce, select_reduce; isa_reduce.cpp): its attributes, and the
+/// `reduce_res` view the engine's accumulator registers are read out into (a second
+/// destination), when the kernel gives one.
+struct FusedReduce {
+  ir::AttrList attrs;
+  std::optional<ir::AccessPattern> dst;
+};
+/// f(data * scale + bias) on the Scalar engine, with its fused reduction if any.
 Value activation(KernelBuilder &kb, std::string_view func, const TensorRef &x, std::optional<DType> dtype,
-                 const Value *bias = nullptr, const Value *scale = nullptr, std::string_view label = {});
+                 const Value *bias = nullptr, const Value *scale = nullptr, std::string_view label = {},
+                 const FusedReduce *reduce = nullptr);
 /// A reduction over free axes.
 Value reduce(KernelBuilder &kb, std::string_view op, const TensorRef &x, const Value &axis, bool keepdims, bool negate,
              std::optional<DType> dtype, std::string_view label = {});

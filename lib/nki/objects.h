@@ -53,6 +53,17 @@ public:
   std::string name;
 };
 
+/// A member of `nisa.reduce_cmd`: what an instruction with a fused reduction does to its
+/// engine's accumulator registers (one per partition): `idle` leaves them, `reset` zeroes them,
+/// `reduce` accumulates into them, `reset_reduce` does both, `load_reduce` loads then accumulates.
+class ReduceCmdObject : public Object {
+public:
+  explicit ReduceCmdObject(std::string cmd_name) : name(std::move(cmd_name)) {}
+  std::string_view type_name() const override { return "reduce_cmd"; }
+  std::string repr() const override { return "reduce_cmd." + name; }
+  std::string name;
+};
+
 /// `nl.affine_range`, `nl.sequential_range`, `nl.static_range`: Python ranges that record
 /// their loop kind on the instructions emitted in their body.
 class NkiRangeObject : public Object {

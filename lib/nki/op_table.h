@@ -146,6 +146,8 @@ std::span<const OpDef> language_math_ops();   ///< nl.exp, nl.add, nl.sum, nl.ma
 std::span<const OpDef> language_index_ops();  ///< nl.arange, nl.ds, nl.program_id, ranges, ...
 std::span<const OpDef> language_constants_ops(); ///< nl.constants.sizeinbytes
 std::span<const OpDef> isa_ops();             ///< nisa.*
+/// nisa's reduce/scan family (isa_reduce.cpp).
+std::span<const OpDef> isa_reduce_ops();
 /// Methods of a tensor view: their first parameter is `self`.
 std::span<const OpDef> tensor_method_ops(); ///< x.reshape, x.broadcast_to, x.ap
 

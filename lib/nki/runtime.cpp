@@ -93,6 +93,7 @@ void NkiRuntime::build_modules() {
   install_ops(*this, *nl, language_math_ops());
   install_ops(*this, *nl, language_index_ops());
   install_ops(*this, *nisa, isa_ops());
+  install_ops(*this, *nisa, isa_reduce_ops());
   auto nl_constants = std::make_shared<ModuleObject>("neuronxcc.nki.language.constants");
   install_ops(*this, *nl_constants, language_constants_ops());
   nl->globals().set("constants", Value::object(nl_constants));
@@ -109,9 +110,14 @@ void NkiRuntime::build_modules() {
   for (const char *m : {"unknown", "swdge", "hwdge", "none"})
     dge_mode->globals().set(m, Value::object(std::make_shared<DgeModeObject>(m)));
   nisa->globals().set("dge_mode", Value::object(dge_mode));
+  auto reduce_cmd = std::make_shared<ModuleObject>("reduce_cmd");
+  for (const char *m : {"idle", "reset", "reduce", "reset_reduce", "load_reduce"})
+    reduce_cmd->globals().set(m, Value::object(std::make_shared<ReduceCmdObject>(m)));
+  nisa->globals().set("reduce_cmd", Value::object(reduce_cmd));
   auto isa_constants = std::make_shared<ModuleObject>("neuronxcc.nki.isa.constants");
   isa_constants->globals().set("oob_mode", Value::object(oob_mode));
   isa_constants->globals().set("dge_mode", Value::object(dge_mode));
+  isa_constants->globals().set("reduce_cmd", Value::object(reduce_cmd));
   nisa->globals().set("constants", Value::object(isa_constants));
 
   for (const char *d : {"jit", "baremetal", "benchmark", "profile", "simulate_kernel", "trace"})

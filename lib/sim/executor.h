@@ -111,6 +111,14 @@ public:
   const bir::KernelInstruction &instruction() const { return kernel_.instructions[index_]; }
   const std::array<std::int64_t, kMaxProgramAxes> &program_ids() const { return pid_; }
 
+  /// The accumulator registers (one float32 per partition lane) that fused reductions
+  /// (`reduce_cmd`) keep between instructions: the Scalar engine's and the Vector engine's. An
+  /// instruction's partition k is lane k. Every instance starts with them at zero.
+  static constexpr std::size_t kLanes = 128;
+  std::array<float, kLanes> &accumulators(ir::Engine engine) {
+    return engine == ir::Engine::Scalar ? scalar_acc_ : vector_acc_;
+  }
+
 private:
   bool run_instance();
   void release_after(std::size_t index);
@@ -125,6 +133,8 @@ private:
   std::map<std::size_t, std::vector<Buffer>> pool_;
   std::vector<std::vector<ir::TensorId>> release_; ///< per instruction: tiles whose last use it is
   std::array<std::int64_t, kMaxProgramAxes> pid_{};
+  std::array<float, kLanes> scalar_acc_{};
+  std::array<float, kLanes> vector_acc_{};
   bool has_grid_ = false;
   std::size_t index_ = 0;
   bool failed_ = false;

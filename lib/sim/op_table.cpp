@@ -66,6 +66,8 @@ const std::map<std::string, BinaryOp, std::less<>> &binary_table() {
     t["left_shift"] = NKICC_BINARY(shift_left(a, b));
     t["right_shift"] = NKICC_BINARY(shift_right(a, b));
     // np.max / np.min passed as a tensor_tensor op are the element-wise maximum / minimum.
+    // The Vector engine's unary ALU op (tensor_scalar_reduce(op0=nl.abs, operand0=0.0)): |a|.
+    t["abs"] = NKICC_BINARY(((void)b, a < 0 ? -a : a));
     t["max"] = t["maximum"];
     t["min"] = t["minimum"];
     t["true_divide"] = t["divide"];

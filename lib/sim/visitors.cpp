@@ -3,6 +3,7 @@
 // choice about the hardware's behaviour is made, the visitor says so.
 #include "executor.h"
 #include "op_table.h"
+#include "visitors_reduce.h"
 
 #include "nkicc/sim/numeric.h"
 
@@ -293,7 +294,6 @@ bool visit_indirect_copy(Executor &ex, const bir::KernelInstruction &inst) {
   return true;
 }
 
-
 /// Load, Store, DmaCopy, TensorCopy: the value converted to the destination's dtype (round to
 /// nearest even, saturating integers); `mask` limits the elements moved; Load's `transpose`
 /// (nl.load_transpose2d) reads the source transposed.
@@ -459,26 +459,31 @@ bool visit_tensor_scalar(Executor &ex, const bir::KernelInstruction &inst) {
   }
   if (n == 0)
     return ex.fail("it has no 'op0' attribute naming an op");
-  if (!operand_count(ex, inst, 1, 1 + tiles, 1 + tiles))
+  FusedReduction reduce; // tensor_scalar_reduce
+  if (!reduce.init(ex, inst) || !operand_count(ex, inst, reduce.destinations(), 1 + tiles, 1 + tiles))
     return false;
   bool integer = integer_operands(ex, inst) && stages[0].integer && (n < 2 || stages[1].integer);
-  return elementwise(ex, inst, inst.src, [&stages, n, integer](const double *v, std::size_t) {
-    double x = v[0];
-    std::size_t next = 1;
-    for (std::size_t k = 0; k < n; ++k) {
-      const Stage &s = stages[k];
-      double operand = s.tile ? v[next++] : s.constant;
-      double a = s.reverse ? operand : x, b = s.reverse ? x : operand;
-      x = integer ? s.op->exact(a, b)
-                  : static_cast<double>(s.op->f32(static_cast<float>(a), static_cast<float>(b)));
-    }
-    return x;
-  });
+  if (!elementwise(ex, inst, inst.src, [&stages, n, integer, &reduce](const double *v, std::size_t i) {
+        double x = v[0];
+        std::size_t next = 1;
+        for (std::size_t k = 0; k < n; ++k) {
+          const Stage &s = stages[k];
+          double operand = s.tile ? v[next++] : s.constant;
+          double a = s.reverse ? operand : x, b = s.reverse ? x : operand;
+          x = integer ? s.op->exact(a, b)
+                      : static_cast<double>(s.op->f32(static_cast<float>(a), static_cast<float>(b)));
+        }
+        reduce.add(i, x);
+        return x;
+      }))
+    return false;
+  return reduce.finish(ex, inst);
 }
 
 /// Activation: dst = func(data * scale + bias) in float32. Sources: data, then the bias tile
 /// (when given), then the scale tile (when `scale` is "tile"); a constant `scale` is an
-/// attribute (default 1), the bias defaults to 0.
+/// attribute (default 1), the bias defaults to 0. A fused reduction (reduce_cmd, a reduce_res
+/// second destination) sums the results into the Scalar engine's accumulators.
 bool visit_activation(Executor &ex, const bir::KernelInstruction &inst) {
   const std::string *name = string_attr(ex, "func");
   if (!name)
@@ -491,16 +496,21 @@ bool visit_activation(Executor &ex, const bir::KernelInstruction &inst) {
   double scale = 1.0;
   if (scale_attr && !scale_tile && !number_attr(ex, "scale", scale))
     return false;
-  if (!operand_count(ex, inst, 1, scale_tile ? 2 : 1, scale_tile ? 3 : 2))
+  FusedReduction reduce;
+  if (!reduce.init(ex, inst) || !operand_count(ex, inst, reduce.destinations(), scale_tile ? 2 : 1, scale_tile ? 3 : 2))
     return false;
   bool has_bias = inst.src.size() == (scale_tile ? 3u : 2u);
   auto s = static_cast<float>(scale);
-  return elementwise(ex, inst, inst.src, [f, s, has_bias, scale_tile](const double *v, std::size_t) {
-    float x = static_cast<float>(v[0]);
-    float k = scale_tile ? static_cast<float>(v[has_bias ? 2 : 1]) : s;
-    float b = has_bias ? static_cast<float>(v[1]) : 0.0f;
-    return static_cast<double>(f(x * k + b));
-  });
+  if (!elementwise(ex, inst, inst.src, [f, s, has_bias, scale_tile, &reduce](const double *v, std::size_t i) {
+        float x = static_cast<float>(v[0]);
+        float k = scale_tile ? static_cast<float>(v[has_bias ? 2 : 1]) : s;
+        float b = has_bias ? static_cast<float>(v[1]) : 0.0f;
+        auto r = static_cast<double>(f(x * k + b));
+        reduce.add(i, r);
+        return r;
+      }))
+    return false;
+  return reduce.finish(ex, inst);
 }
 
 /// Select (nl.where): dst = cond ? on_true : on_false, sources in that order.
@@ -801,6 +811,14 @@ bool execute_instruction(Executor &ex, const bir::KernelInstruction &inst) {
     return visit_select(ex, inst);
   case ir::Opcode::Collective:
     return ex.fail("collective operations are not simulated: nkicc simulates one NeuronCore");
+  case ir::Opcode::TensorTensorScan:
+    return visit_tensor_tensor_scan(ex, inst);
+  case ir::Opcode::PartitionReduce:
+    return visit_partition_reduce(ex, inst);
+  case ir::Opcode::SelectReduce:
+    return visit_select_reduce(ex, inst);
+  case ir::Opcode::ScalarTensorTensor:
+    return visit_scalar_tensor_tensor(ex, inst);
   }
   return ex.fail("its opcode has no simulator visitor");
 }

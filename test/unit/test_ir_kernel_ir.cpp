@@ -44,10 +44,14 @@ TEST_CASE("memories, roles, engines and opcodes have their snake_case names", "[
       {Opcode::BnAggr, "bn_aggr"},
       {Opcode::Select, "select"},
       {Opcode::Collective, "collective"},
+      {Opcode::TensorTensorScan, "tensor_tensor_scan"},
+      {Opcode::PartitionReduce, "partition_reduce"},
+      {Opcode::SelectReduce, "select_reduce"},
+      {Opcode::ScalarTensorTensor, "scalar_tensor_tensor"},
   };
   for (const auto &[op, name] : opcodes)
     CHECK(opcode_name(op) == name);
-  CHECK(opcodes.size() == static_cast<std::size_t>(Opcode::Collective) + 1);
+  CHECK(opcodes.size() == static_cast<std::size_t>(Opcode::ScalarTensorTensor) + 1);
 }
 
 TEST_CASE("only SBUF and PSUM are on chip", "[ir]") {

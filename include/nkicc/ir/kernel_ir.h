@@ -139,6 +139,11 @@ enum class Opcode : std::uint8_t {
   BnAggr,       ///< nisa.bn_aggr
   Select,       ///< nl.where
   Collective,   ///< any collective op (sets has_collectives)
+  // The reduce/scan family (nisa.tensor_tensor_scan, ...).
+  TensorTensorScan,   ///< nisa.tensor_tensor_scan: a scan along the free axes (attrs op0, op1, initial, ...)
+  PartitionReduce,    ///< nisa.tensor_partition_reduce: a reduction across partitions (attr op)
+  SelectReduce,       ///< nisa.select_reduce: predicate ? on_true : on_false, then an optional max
+  ScalarTensorTensor, ///< nisa.scalar_tensor_tensor: (data op0 operand0) op1 operand1
 };
 std::string_view opcode_name(Opcode op);
 
