@@ -144,13 +144,13 @@ Value lower_bn_stats(OpCall &c) {
   auto x = c.required_tensor("data");
   ir::Shape s = x->shape();
   if (s.size() != 2)
-    raise_error("err_exceed_max_supported_dimension",
-                fmt::format("parameter '{}' of 'bn_stats' exceed max supported number of dimensions of 2.",
-                            x->describe()));
+    raise_error(
+        "err_exceed_max_supported_dimension",
+        fmt::format("parameter '{}' of 'bn_stats' exceed max supported number of dimensions of 2.", x->describe()));
   if (s[1] > 512)
-    raise_error("err_size_of_dimension_exceed_arch_limit",
-                fmt::format("size of dimension 1 in '{}' of 'bn_stats' exceed architecture limitation of 512.",
-                            x->describe()));
+    raise_error(
+        "err_size_of_dimension_exceed_arch_limit",
+        fmt::format("size of dimension 1 in '{}' of 'bn_stats' exceed architecture limitation of 512.", x->describe()));
   KernelBuilder &kb = c.kb();
   auto out = new_tile(kb, "bn_stats", ir::Memory::Sbuf, {s[0], 6}, c.dtype().value_or(x->tensor().dtype));
   c.emit({&out->ap, 1}, {&x->ap, 1});
@@ -173,8 +173,8 @@ Value lower_dma_copy(OpCall &c) {
   auto dst = c.required_tensor("dst");
   auto src = c.required_tensor("src");
   if (dst->shape() != src->shape())
-    raise_error("ValueError", fmt::format("'dma_copy' needs equal shapes, got dst {} and src {}", dst->describe(),
-                                          src->describe()));
+    raise_error("ValueError",
+                fmt::format("'dma_copy' needs equal shapes, got dst {} and src {}", dst->describe(), src->describe()));
   if (dst->indirect && src->indirect)
     raise_error("not-modelled", "nkicc does not model a 'dma_copy' indexed by tiles of indices on both sides");
   std::vector<ir::AccessPattern> srcs = {src->ap};
@@ -188,8 +188,8 @@ Value lower_dma_copy(OpCall &c) {
   if (const Value *mode = c.get("dge_mode"); mode && !mode->is_none()) {
     const auto *dge = mode->as<DgeModeObject>();
     if (!dge)
-      raise_error("TypeError", fmt::format("'dma_copy' dge_mode must be a member of nisa.dge_mode, not {}",
-                                           trace::repr(*mode)));
+      raise_error("TypeError",
+                  fmt::format("'dma_copy' dge_mode must be a member of nisa.dge_mode, not {}", trace::repr(*mode)));
     if (dge->name != "unknown") // unknown: the compiler's choice, as when it is not given
       attrs.emplace_back("dge_mode", PyConstant::str(dge->name));
   }
@@ -236,7 +236,12 @@ const OpDef kOps[] = {
      dst_at(1)},
     {"dma_copy(dst: tensor, src: tensor, *, mask: mask? = None, dst_rmw_op: op? = None, oob_mode: any = None, "
      "dge_mode: any = None)",
-     ir::Engine::Sync, ir::Opcode::DmaCopy, lower_dma_copy, {}, {}, true},
+     ir::Engine::Sync,
+     ir::Opcode::DmaCopy,
+     lower_dma_copy,
+     {},
+     {},
+     true},
 };
 
 } // namespace

@@ -19,8 +19,7 @@ inline constexpr std::int64_t kMovingFmax = 512;     // nl.tile_size.gemm_moving
 // ---- conversions ------------------------------------------------------------------------------
 
 /// A tensor argument. An out-of-bound view is NKI's error unless the operation is masked.
-std::shared_ptr<TensorRef> as_tensor(const Value &v, std::string_view op, std::string_view param,
-                                     bool masked = false);
+std::shared_ptr<TensorRef> as_tensor(const Value &v, std::string_view op, std::string_view param, bool masked = false);
 std::optional<DType> dtype_arg(const Value *v, std::string_view op);
 ir::Memory buffer_arg(const Value *v, ir::Memory fallback);
 ir::Shape shape_arg(const Value &v, std::string_view op);

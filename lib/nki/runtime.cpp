@@ -23,7 +23,6 @@ public:
   }
 };
 
-
 } // namespace
 
 NkiRuntime::NkiRuntime() { build_modules(); }

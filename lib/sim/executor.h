@@ -25,9 +25,7 @@ namespace nkicc::sim {
 /// An allocator whose resize() leaves new elements uninitialized: scratch vectors are filled
 /// right after they grow, and zeroing them first would cost as much as the filling.
 template <class T> struct UninitializedAllocator : std::allocator<T> {
-  template <class U> struct rebind {
-    using other = UninitializedAllocator<U>;
-  };
+  template <class U> struct rebind { using other = UninitializedAllocator<U>; };
   UninitializedAllocator() = default;
   template <class U> UninitializedAllocator(const UninitializedAllocator<U> &) {}
   template <class U> void construct(U *p) noexcept { ::new (static_cast<void *>(p)) U; }
