@@ -12,7 +12,7 @@ bool PyConstant::hashable() const {
   case Kind::Tuple:
     return std::all_of(items.begin(), items.end(), [](const PyConstant &c) { return c.hashable(); });
   case Kind::Ref: // an enum member, a function, a frozen instance of hashable fields
-    return std::all_of(dict.begin(), dict.end(), [](const auto &f) { return f.second.hashable(); });
+    return std::all_of(dict.begin(), dict.end(), [](const auto &field) { return field.second.hashable(); });
   case Kind::None:
   case Kind::Bool:
   case Kind::Int:
