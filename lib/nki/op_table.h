@@ -146,6 +146,8 @@ std::span<const OpDef> language_math_ops();   ///< nl.exp, nl.add, nl.sum, nl.ma
 std::span<const OpDef> language_index_ops();  ///< nl.arange, nl.ds, nl.program_id, ranges, ...
 std::span<const OpDef> language_constants_ops(); ///< nl.constants.sizeinbytes
 std::span<const OpDef> isa_ops();             ///< nisa.*
+std::span<const OpDef> isa_select_ops();      ///< nisa.max8, nc_stream_shuffle, dropout, ... (isa_select.cpp)
+std::span<const OpDef> language_random_ops(); ///< nl.rand, nl.random_seed (isa_select.cpp)
 /// Methods of a tensor view: their first parameter is `self`.
 std::span<const OpDef> tensor_method_ops(); ///< x.reshape, x.broadcast_to, x.ap
 

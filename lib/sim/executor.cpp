@@ -321,6 +321,7 @@ bool Executor::run_instance() {
   for (std::size_t t = 0; t < kernel_.tensors.size(); ++t)
     if (kernel_.tensors[t].memory != ir::Memory::SharedHbm && kernel_.tensors[t].role == ir::TensorRole::Internal)
       release(static_cast<ir::TensorId>(t));
+  rng_ = kDefaultSeed;
   for (index_ = 0; index_ < kernel_.instructions.size(); ++index_) {
     if (!execute_instruction(*this, kernel_.instructions[index_]))
       return false;

@@ -110,6 +110,10 @@ public:
   const PyConstant *attr(std::string_view name) const;
   const bir::KernelInstruction &instruction() const { return kernel_.instructions[index_]; }
   const std::array<std::int64_t, kMaxProgramAxes> &program_ids() const { return pid_; }
+  /// The state of the engines' random number generator (nl.rand, nisa.dropout): each instance
+  /// starts from kDefaultSeed's state, and nl.random_seed sets it (visitors_select.cpp).
+  std::uint64_t &rng_state() { return rng_; }
+  static constexpr std::uint64_t kDefaultSeed = 0;
 
 private:
   bool run_instance();
@@ -126,6 +130,7 @@ private:
   std::vector<std::vector<ir::TensorId>> release_; ///< per instruction: tiles whose last use it is
   std::array<std::int64_t, kMaxProgramAxes> pid_{};
   bool has_grid_ = false;
+  std::uint64_t rng_ = kDefaultSeed;
   std::size_t index_ = 0;
   bool failed_ = false;
   std::set<std::tuple<std::uint32_t, std::uint32_t, int, std::string>> warned_;

@@ -3,6 +3,7 @@
 // choice about the hardware's behaviour is made, the visitor says so.
 #include "executor.h"
 #include "op_table.h"
+#include "visitors_select.h"
 
 #include "nkicc/sim/numeric.h"
 
@@ -801,6 +802,22 @@ bool execute_instruction(Executor &ex, const bir::KernelInstruction &inst) {
     return visit_select(ex, inst);
   case ir::Opcode::Collective:
     return ex.fail("collective operations are not simulated: nkicc simulates one NeuronCore");
+  case ir::Opcode::Max8:
+    return visit_max8(ex, inst);
+  case ir::Opcode::FindIndex8:
+    return visit_find_index8(ex, inst);
+  case ir::Opcode::MatchReplace8:
+    return visit_match_replace8(ex, inst);
+  case ir::Opcode::StreamShuffle:
+    return visit_stream_shuffle(ex, inst);
+  case ir::Opcode::Rand:
+    return visit_rand(ex, inst);
+  case ir::Opcode::RandomSeed:
+    return visit_random_seed(ex, inst);
+  case ir::Opcode::Dropout:
+    return visit_dropout(ex, inst);
+  case ir::Opcode::SequenceBounds:
+    return visit_sequence_bounds(ex, inst);
   }
   return ex.fail("its opcode has no simulator visitor");
 }

@@ -25,10 +25,11 @@ InstructionSpec inst(Opcode opcode, Engine engine, std::vector<AccessPattern> ds
 }
 
 constexpr Opcode kAllOpcodes[] = {
-    Opcode::Load,      Opcode::Store,        Opcode::DmaCopy,      Opcode::TensorCopy, Opcode::MatMul,
-    Opcode::Transpose, Opcode::TensorTensor, Opcode::TensorScalar, Opcode::Activation, Opcode::TensorReduce,
-    Opcode::Memset,    Opcode::Iota,         Opcode::AffineSelect, Opcode::BnStats,    Opcode::BnAggr,
-    Opcode::Select,    Opcode::Collective,
+    Opcode::Load,          Opcode::Store,        Opcode::DmaCopy,      Opcode::TensorCopy, Opcode::MatMul,
+    Opcode::Transpose,     Opcode::TensorTensor, Opcode::TensorScalar, Opcode::Activation, Opcode::TensorReduce,
+    Opcode::Memset,        Opcode::Iota,         Opcode::AffineSelect, Opcode::BnStats,    Opcode::BnAggr,
+    Opcode::Select,        Opcode::Collective,   Opcode::Max8,         Opcode::FindIndex8, Opcode::MatchReplace8,
+    Opcode::StreamShuffle, Opcode::Rand,         Opcode::RandomSeed,   Opcode::Dropout,    Opcode::SequenceBounds,
 };
 constexpr Engine kAllEngines[] = {Engine::Tensor, Engine::Vector, Engine::Scalar, Engine::GpSimd, Engine::Sync};
 constexpr LoopKind kAllLoops[] = {LoopKind::None, LoopKind::Range, LoopKind::Affine, LoopKind::Sequential,

@@ -44,10 +44,18 @@ TEST_CASE("memories, roles, engines and opcodes have their snake_case names", "[
       {Opcode::BnAggr, "bn_aggr"},
       {Opcode::Select, "select"},
       {Opcode::Collective, "collective"},
+      {Opcode::Max8, "max8"},
+      {Opcode::FindIndex8, "find_index8"},
+      {Opcode::MatchReplace8, "match_replace8"},
+      {Opcode::StreamShuffle, "stream_shuffle"},
+      {Opcode::Rand, "rand"},
+      {Opcode::RandomSeed, "random_seed"},
+      {Opcode::Dropout, "dropout"},
+      {Opcode::SequenceBounds, "sequence_bounds"},
   };
   for (const auto &[op, name] : opcodes)
     CHECK(opcode_name(op) == name);
-  CHECK(opcodes.size() == static_cast<std::size_t>(Opcode::Collective) + 1);
+  CHECK(opcodes.size() == static_cast<std::size_t>(Opcode::SequenceBounds) + 1);
 }
 
 TEST_CASE("only SBUF and PSUM are on chip", "[ir]") {
