@@ -1,5 +1,6 @@
 // nisa's selection, shuffle and random-number ops (max8, nc_find_index8, nc_match_replace8,
-// nc_stream_shuffle, dropout, sequence_bounds, tensor_copy_predicated) and nl's random-number
+// nc_stream_shuffle, dropout, sequence_bounds, tensor_copy_predicated, tensor_copy_dynamic_src /
+// _dst) and nl's random-number
 // generator (nl.rand, nl.random_seed). Each is one instruction; lib/sim/visitors_select.cpp says
 // what it computes. The constraints are those NKI's documentation of each op states.
 #include "index.h"
@@ -247,6 +248,42 @@ Value lower_copy_predicated(OpCall &c) {
   return Value::none();
 }
 
+// tensor_copy_dynamic_src / _dst: a TensorCopy whose src (dst) is at a dynamic offset within each
+// partition: the view is indexed by one element of a tile (`t[ix, offsets[0, i], iz]`), which the
+// instruction reads at run time (its last source, as an indirect DMA's index).
+Value lower_copy_dynamic(OpCall &c, bool on_src) {
+  auto src = c.required_tensor("src");
+  std::shared_ptr<TensorRef> dst = on_src ? nullptr : c.required_tensor("dst");
+  const TensorRef &dynamic = on_src ? *src : *dst;
+  std::string_view op = on_src ? "tensor_copy_dynamic_src" : "tensor_copy_dynamic_dst";
+  if (!dynamic.indirect)
+    raise_error("TypeError", fmt::format("the {} of '{}' must be a tile at a dynamic offset (indexed by an element of "
+                                         "a tile, as t[ix, offsets[0, i]]), not '{}'",
+                                         on_src ? "src" : "dst", op, dynamic.describe()));
+  if (!on_src && src->indirect)
+    raise_error("not-modelled",
+                "nkicc does not model a 'tensor_copy_dynamic_dst' whose src is at a dynamic offset too");
+  if (!on_src) {
+    if (dst->shape()[0] != src->shape()[0] || per_partition(*dst) != per_partition(*src))
+      raise_error("ValueError", fmt::format("'{}' needs src and dst of the same partitions and elements per partition, "
+                                            "got '{}' and '{}'",
+                                            op, src->describe(), dst->describe()));
+    if (!dst->out_of_bound.empty())
+      raise_error("err_tensor_access_out_of_bound", dst->out_of_bound);
+  }
+  auto out =
+      on_src ? new_tile(c.kb(), "copy_dynamic", ir::Memory::Sbuf, src->shape(), c.dtype().value_or(src->tensor().dtype))
+             : dst;
+  std::vector<ir::AccessPattern> srcs = {src->ap};
+  ir::AttrList attrs;
+  add_indirect_operand(dynamic, on_src ? "src" : "dst", srcs, attrs);
+  c.emit({&out->ap, 1}, srcs, attrs);
+  return on_src ? Value::object(out) : Value::none();
+}
+
+Value lower_copy_dynamic_src(OpCall &c) { return lower_copy_dynamic(c, true); }
+Value lower_copy_dynamic_dst(OpCall &c) { return lower_copy_dynamic(c, false); }
+
 // ---- nl's random number generator ----------------------------------------------------------
 
 Value lower_rand(OpCall &c) {
@@ -301,6 +338,20 @@ const OpDef kIsaOps[] = {
     {"tensor_copy_predicated(*, src: tile_or_scalar, dst: tile, predicate: tile, reverse_pred: bool = False, "
      "mask: mask? = None, dtype: dtype? = None)",
      kVector, ir::Opcode::Select, lower_copy_predicated},
+    {"tensor_copy_dynamic_src(src: tile, *, mask: mask? = None, dtype: dtype? = None, engine: any = None)",
+     kVector,
+     ir::Opcode::TensorCopy,
+     lower_copy_dynamic_src,
+     {true, 1, false},
+     {},
+     true},
+    {"tensor_copy_dynamic_dst(*, dst: tile, src: tile, mask: mask? = None, dtype: dtype? = None, engine: any = None)",
+     kVector,
+     ir::Opcode::TensorCopy,
+     lower_copy_dynamic_dst,
+     {},
+     {},
+     true},
 };
 
 const OpDef kLanguageOps[] = {

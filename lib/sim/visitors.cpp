@@ -221,7 +221,8 @@ bool copy_view(Executor &ex, const bir::KernelInstruction &inst, const ir::Acces
   return true;
 }
 
-/// An indirect DMA (Load, Store or DmaCopy with `indirect`, lib/nki/indirect.cpp): the last
+/// An indirect DMA (Load, Store or DmaCopy with `indirect`, lib/nki/indirect.cpp) or a TensorCopy at a
+/// dynamic offset (nisa.tensor_copy_dynamic_src / _dst, one index for the whole access): the last
 /// source is the index tile; element e of the indexed view (`indirect='src'` or `'dst'`) lies at
 /// its view offset plus index * indirect_step, the index being the index tile's element on e's
 /// partition (or its only one). An index that is not in [0, indirect_size) is an error, as on the
@@ -294,12 +295,11 @@ bool visit_indirect_copy(Executor &ex, const bir::KernelInstruction &inst) {
   return true;
 }
 
-
 /// Load, Store, DmaCopy, TensorCopy: the value converted to the destination's dtype (round to
 /// nearest even, saturating integers); `mask` limits the elements moved; Load's `transpose`
 /// (nl.load_transpose2d) reads the source transposed.
 bool visit_copy(Executor &ex, const bir::KernelInstruction &inst) {
-  if (inst.opcode != ir::Opcode::TensorCopy && ex.attr("indirect"))
+  if (ex.attr("indirect")) // TensorCopy: nisa.tensor_copy_dynamic_src / _dst
     return visit_indirect_copy(ex, inst);
   if (!operand_count(ex, inst, 1, 1, 1))
     return false;
@@ -470,8 +470,7 @@ bool visit_tensor_scalar(Executor &ex, const bir::KernelInstruction &inst) {
       const Stage &s = stages[k];
       double operand = s.tile ? v[next++] : s.constant;
       double a = s.reverse ? operand : x, b = s.reverse ? x : operand;
-      x = integer ? s.op->exact(a, b)
-                  : static_cast<double>(s.op->f32(static_cast<float>(a), static_cast<float>(b)));
+      x = integer ? s.op->exact(a, b) : static_cast<double>(s.op->f32(static_cast<float>(a), static_cast<float>(b)));
     }
     return x;
   });
