@@ -1,6 +1,6 @@
 // nisa's selection, shuffle and random-number ops (max8, nc_find_index8, nc_match_replace8,
 // nc_stream_shuffle, dropout, sequence_bounds, tensor_copy_predicated, tensor_copy_dynamic_src /
-// _dst) and nl's random-number
+// _dst, dma_transpose) and nl's random-number
 // generator (nl.rand, nl.random_seed). Each is one instruction; lib/sim/visitors_select.cpp says
 // what it computes. The constraints are those NKI's documentation of each op states.
 #include "index.h"
@@ -284,6 +284,37 @@ Value lower_copy_dynamic(OpCall &c, bool on_src) {
 Value lower_copy_dynamic_src(OpCall &c) { return lower_copy_dynamic(c, true); }
 Value lower_copy_dynamic_dst(OpCall &c) { return lower_copy_dynamic(c, false); }
 
+// dma_transpose: the DMA engine's transpose of an HBM or SBUF tile into SBUF, the Transpose
+// instruction nc_transpose also is, here on the Sync (DMA) engine.
+Value lower_dma_transpose(OpCall &c) {
+  auto src = c.required_tensor("src");
+  if (src->tensor().memory == ir::Memory::Psum)
+    raise_error("err_unsupported_memory", "Expected operand 'src' of 'dma_transpose' to be in address space 'hbm' or "
+                                          "'sbuf', but got a tile in 'psum' instead.");
+  ir::Shape s = src->shape();
+  if (s.size() < 2 || s.size() > 4)
+    raise_error("err_exceed_max_supported_dimension",
+                fmt::format("parameter '{}' of 'dma_transpose' exceed max supported number of dimensions of 4.",
+                            src->describe()));
+  if (const Value *axes = c.get("axes")) {
+    std::vector<std::int64_t> want = s.size() == 2   ? std::vector<std::int64_t>{1, 0}
+                                     : s.size() == 3 ? std::vector<std::int64_t>{2, 1, 0}
+                                                     : std::vector<std::int64_t>{3, 1, 2, 0};
+    std::vector<std::int64_t> got;
+    if (axes->kind == Value::Kind::Tuple || axes->kind == Value::Kind::List)
+      for (const Value &a : axes->seq().items)
+        got.push_back(a.kind == Value::Kind::Int ? a.i : -1);
+    if (got != want)
+      raise_error("ValueError", fmt::format("the axes of 'dma_transpose' of a {}-d tile must be ({}), not {}", s.size(),
+                                            fmt::join(want, ", "), trace::repr(*axes)));
+  }
+  if (s.size() != 2)
+    raise_error("not-modelled", fmt::format("nkicc does not model a 'dma_transpose' of a {}-d tile yet", s.size()));
+  auto out = new_tile(c.kb(), "dma_transpose", ir::Memory::Sbuf, {s[1], s[0]}, c.dtype().value_or(src->tensor().dtype));
+  c.emit({&out->ap, 1}, {&src->ap, 1});
+  return Value::object(out);
+}
+
 // ---- nl's random number generator ----------------------------------------------------------
 
 Value lower_rand(OpCall &c) {
@@ -345,6 +376,11 @@ const OpDef kIsaOps[] = {
      {true, 1, false},
      {},
      true},
+    {"dma_transpose(src: tensor, *, axes: any = None, mask: mask? = None, dtype: dtype? = None)",
+     ir::Engine::Sync,
+     ir::Opcode::Transpose,
+     lower_dma_transpose,
+     {true, 1, false}},
     {"tensor_copy_dynamic_dst(*, dst: tile, src: tile, mask: mask? = None, dtype: dtype? = None, engine: any = None)",
      kVector,
      ir::Opcode::TensorCopy,
