@@ -1,8 +1,8 @@
 // nisa's selection, shuffle and random-number ops (max8, nc_find_index8, nc_match_replace8,
 // nc_stream_shuffle, dropout, sequence_bounds, tensor_copy_predicated, tensor_copy_dynamic_src /
-// _dst, dma_transpose) and nl's random-number
-// generator (nl.rand, nl.random_seed). Each is one instruction; lib/sim/visitors_select.cpp says
-// what it computes. The constraints are those NKI's documentation of each op states.
+// _dst, dma_transpose), nl's random-number generator (nl.rand, nl.random_seed) and nl.atomic_rmw.
+// Each is one instruction; lib/sim/visitors_select.cpp says what it computes. The constraints are
+// those NKI's documentation of each op states.
 #include "index.h"
 #include "lowering.h"
 #include "objects.h"
@@ -317,6 +317,28 @@ Value lower_dma_transpose(OpCall &c) {
 
 // ---- nl's random number generator ----------------------------------------------------------
 
+// nl.atomic_rmw(dst, value, op): dst = op(dst, value) on HBM, read, modified and written by one
+// DMA (a Store with `dst_rmw_op`), the destination usually indexed by a tile of indices.
+Value lower_atomic_rmw(OpCall &c) {
+  auto dst = c.required_tensor("dst");
+  std::string op = c.op_name("op");
+  if (op != "add")
+    raise_error("ValueError", fmt::format("'atomic_rmw' supports only np.add, not {}", op));
+  auto value = c.tensor("value");
+  if (!value)
+    raise_error("not-modelled", "nkicc does not model an 'atomic_rmw' of a scalar value yet");
+  require_on_chip(*value, "atomic_rmw", "value");
+  check_store_shape(*dst, *value, "dst", "value");
+  KernelBuilder &kb = c.kb();
+  value = to_sbuf(kb, value);
+  std::vector<ir::AccessPattern> src = {broadcast_view(*value, dst->shape())};
+  ir::AttrList attrs;
+  add_indirect_operand(*dst, "dst", src, attrs);
+  attrs.emplace_back("dst_rmw_op", PyConstant::str(op));
+  c.emit({&dst->ap, 1}, src, with_mask(std::move(attrs), c.get("mask")));
+  return Value::none();
+}
+
 Value lower_rand(OpCall &c) {
   ir::Shape shape = shape_arg(c.required("shape"), "rand");
   DType dtype = c.dtype().value_or(DType::Float32);
@@ -393,11 +415,18 @@ const OpDef kIsaOps[] = {
 const OpDef kLanguageOps[] = {
     {"rand(shape: any, dtype: dtype? = None)", kVector, ir::Opcode::Rand, lower_rand},
     {"random_seed(seed: any, *, mask: mask? = None)", kVector, ir::Opcode::RandomSeed, lower_random_seed},
+    {"atomic_rmw(dst: hbm, value: tile_or_scalar, op: op, *, mask: mask? = None)",
+     ir::Engine::Sync,
+     ir::Opcode::Store,
+     lower_atomic_rmw,
+     {},
+     {},
+     true},
 };
 
 } // namespace
 
 std::span<const OpDef> isa_select_ops() { return kIsaOps; }
-std::span<const OpDef> language_random_ops() { return kLanguageOps; }
+std::span<const OpDef> language_misc_ops() { return kLanguageOps; }
 
 } // namespace nkicc::nki

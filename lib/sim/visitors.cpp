@@ -179,8 +179,25 @@ bool exact_conversion(DType from, DType to) {
 /// dst = src converted, element by element: the data-movement path, without the generic
 /// element-wise machinery (loads and stores move most of a kernel's elements).
 /// Element i of `src` at so[i] converted into `dst` at d_o[i], where `active` allows.
-void move_elements(Executor &ex, ir::TensorId src, const Offsets &so, ir::TensorId dst, const Offsets &d_o,
+/// With `dst_rmw_op` (nl.atomic_rmw, dma_copy's dst_rmw_op) the destination becomes
+/// op(destination, value), in float32 (exactly on integers, as the ALU ops).
+bool move_elements(Executor &ex, ir::TensorId src, const Offsets &so, ir::TensorId dst, const Offsets &d_o,
                    const std::vector<std::uint8_t> *act) {
+  if (const PyConstant *rmw = ex.attr("dst_rmw_op")) {
+    const BinaryOp *op = rmw->kind == PyConstant::Kind::Str ? binary_op(rmw->s) : nullptr;
+    if (!op)
+      return ex.fail("its 'dst_rmw_op' attribute is not an ALU op nkicc simulates");
+    ex.check_written(dst, d_o, act, "destination");
+    bool ints = is_integer(ex.tensor(src).dtype) && is_integer(ex.tensor(dst).dtype);
+    for (std::size_t i = 0; i < d_o.size(); ++i) {
+      if (act && !(*act)[i])
+        continue;
+      double old = ex.read(dst, d_o[i]), v = ex.read(src, so[i]);
+      ex.write(dst, d_o[i],
+               ints ? op->exact(old, v) : static_cast<double>(op->f32(static_cast<float>(old), static_cast<float>(v))));
+    }
+    return true;
+  }
   bool exact = exact_conversion(ex.tensor(src).dtype, ex.tensor(dst).dtype);
   bool finite_in = true, nan_out = false;
   for (std::size_t i = 0; i < d_o.size(); ++i) {
@@ -197,6 +214,7 @@ void move_elements(Executor &ex, ir::TensorId src, const Offsets &so, ir::Tensor
     }
   }
   ex.note_nan(finite_in, nan_out);
+  return true;
 }
 
 bool copy_view(Executor &ex, const bir::KernelInstruction &inst, const ir::AccessPattern &src) {
@@ -217,8 +235,7 @@ bool copy_view(Executor &ex, const bir::KernelInstruction &inst, const ir::Acces
   ex.check_written(src.tensor, so, act, "source");
   if (!ex.offsets(dst, d_o, act, "destination"))
     return false;
-  move_elements(ex, src.tensor, so, dst.tensor, d_o, act);
-  return true;
+  return move_elements(ex, src.tensor, so, dst.tensor, d_o, act);
 }
 
 /// An indirect DMA (Load, Store or DmaCopy with `indirect`, lib/nki/indirect.cpp) or a TensorCopy at a
@@ -291,8 +308,7 @@ bool visit_indirect_copy(Executor &ex, const bir::KernelInstruction &inst) {
     vo[i] = off;
   }
   ex.check_written(src.tensor, so, act, "source");
-  move_elements(ex, src.tensor, so, dst.tensor, d_o, act);
-  return true;
+  return move_elements(ex, src.tensor, so, dst.tensor, d_o, act);
 }
 
 /// Load, Store, DmaCopy, TensorCopy: the value converted to the destination's dtype (round to
