@@ -150,6 +150,22 @@ std::optional<ir::Opcode> from_bir(Opcode v) {
     return ir::Opcode::SelectReduce;
   case Opcode::ScalarTensorTensor:
     return ir::Opcode::ScalarTensorTensor;
+  case Opcode::Max8:
+    return ir::Opcode::Max8;
+  case Opcode::FindIndex8:
+    return ir::Opcode::FindIndex8;
+  case Opcode::MatchReplace8:
+    return ir::Opcode::MatchReplace8;
+  case Opcode::StreamShuffle:
+    return ir::Opcode::StreamShuffle;
+  case Opcode::Rand:
+    return ir::Opcode::Rand;
+  case Opcode::RandomSeed:
+    return ir::Opcode::RandomSeed;
+  case Opcode::Dropout:
+    return ir::Opcode::Dropout;
+  case Opcode::SequenceBounds:
+    return ir::Opcode::SequenceBounds;
   }
   return std::nullopt;
 }

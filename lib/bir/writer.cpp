@@ -131,6 +131,22 @@ Opcode to_bir(ir::Opcode op) {
     return Opcode::SelectReduce;
   case ir::Opcode::ScalarTensorTensor:
     return Opcode::ScalarTensorTensor;
+  case ir::Opcode::Max8:
+    return Opcode::Max8;
+  case ir::Opcode::FindIndex8:
+    return Opcode::FindIndex8;
+  case ir::Opcode::MatchReplace8:
+    return Opcode::MatchReplace8;
+  case ir::Opcode::StreamShuffle:
+    return Opcode::StreamShuffle;
+  case ir::Opcode::Rand:
+    return Opcode::Rand;
+  case ir::Opcode::RandomSeed:
+    return Opcode::RandomSeed;
+  case ir::Opcode::Dropout:
+    return Opcode::Dropout;
+  case ir::Opcode::SequenceBounds:
+    return Opcode::SequenceBounds;
   }
   return Opcode::TensorCopy;
 }

@@ -111,6 +111,22 @@ std::string_view opcode_name(Opcode op) {
     return "select_reduce";
   case Opcode::ScalarTensorTensor:
     return "scalar_tensor_tensor";
+  case Opcode::Max8:
+    return "max8";
+  case Opcode::FindIndex8:
+    return "find_index8";
+  case Opcode::MatchReplace8:
+    return "match_replace8";
+  case Opcode::StreamShuffle:
+    return "stream_shuffle";
+  case Opcode::Rand:
+    return "rand";
+  case Opcode::RandomSeed:
+    return "random_seed";
+  case Opcode::Dropout:
+    return "dropout";
+  case Opcode::SequenceBounds:
+    return "sequence_bounds";
   }
   return "?";
 }

@@ -50,14 +50,20 @@ std::int64_t add_indirect_index(const TensorRef &view, TensorRef &out, const Ten
                                 std::int64_t size) {
   const ir::Tensor &t = view.tensor();
   const ir::Tensor &it = index.tensor();
-  if (ir::is_on_chip(t.memory))
+  // On chip, one index is a dynamic offset within each partition (nisa.tensor_copy_dynamic_src
+  // and _dst); a tile of several indexes HBM only.
+  bool partition_dim = !t.shape.empty() && step == product(t.shape, 1) && size == t.shape[0];
+  if (ir::is_on_chip(t.memory) && (product(index.shape()) != 1 || partition_dim))
     raise_error("TypeError", fmt::format("tile '{}' cannot be indexed by tile '{}': a tile of indices indexes HBM "
-                                         "tensors only (indirect DMA: nl.load, nl.store, nisa.dma_copy)",
+                                         "tensors only (indirect DMA: nl.load, nl.store, nisa.dma_copy), and one "
+                                         "index is a dynamic offset within a tile's partitions "
+                                         "(nisa.tensor_copy_dynamic_src)",
                                          t.name, it.name));
   if (!index.out_of_bound.empty())
     raise_error("err_tensor_access_out_of_bound", index.out_of_bound);
   if (out.indirect)
-    raise_error("not-modelled", fmt::format("nkicc does not model two index tiles in one access of tensor '{}'", t.name));
+    raise_error("not-modelled",
+                fmt::format("nkicc does not model two index tiles in one access of tensor '{}'", t.name));
   if (it.memory != ir::Memory::Sbuf)
     raise_error("err_unsupported_memory",
                 fmt::format("the index tile '{}' of an indirect access to '{}' must be in 'sbuf', not '{}'", it.name,

@@ -185,6 +185,8 @@ Value lower_dma_copy(OpCall &c) {
   if (skip && c.has("dst_rmw_op"))
     raise_error("ValueError", "'dma_copy' with a dst_rmw_op takes only oob_mode=oob_mode.error, not oob_mode.skip");
   add_oob_mode(skip, attrs);
+  if (c.has("dst_rmw_op")) // dst = op(dst, src), as nl.atomic_rmw
+    attrs.emplace_back("dst_rmw_op", PyConstant::str(c.op_name("dst_rmw_op")));
   if (const Value *mode = c.get("dge_mode"); mode && !mode->is_none()) {
     const auto *dge = mode->as<DgeModeObject>();
     if (!dge)

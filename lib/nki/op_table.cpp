@@ -227,8 +227,8 @@ OpCall::OpCall(NkiRuntime *runtime, KernelBuilder *builder, const OpInfo &info, 
       if (t->indirect && !op.def->indirect)
         raise_error("err_indirect_indices_are_not_supported_with_nki_api",
                     fmt::format("The API does not allow using tiles / tensors with indirect indices: parameter '{}' "
-                                "of '{}' is indexed by a tile of indices (nl.load, nl.store and nisa.dma_copy take "
-                                "one)",
+                                "of '{}' is indexed by a tile of indices (nl.load, nl.store, nisa.dma_copy and "
+                                "nisa.tensor_copy_dynamic_src take one)",
                                 p.name, op.name));
       if (p.kind == ParamKind::Tile)
         require_on_chip(*t, op.name, p.name);

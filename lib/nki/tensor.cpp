@@ -14,6 +14,22 @@ namespace nkicc::nki {
 using python::BinOpKind;
 using python::UnaryOpKind;
 
+namespace {
+
+/// `offsets[0, i] + iy`: one element of a tile, read at run time, plus an index tile: it indexes
+/// a dimension of an on-chip tile at a dynamic offset (nisa.tensor_copy_dynamic_src), the
+/// index tile's part placed as any index tile's.
+class DynamicIndexObject : public Object {
+public:
+  DynamicIndexObject(std::shared_ptr<TensorRef> t, Value i) : tile(std::move(t)), index(std::move(i)) {}
+  std::string_view type_name() const override { return "DynamicIndex"; }
+  std::string repr() const override { return tile->describe() + " + " + trace::repr(index); }
+  std::shared_ptr<TensorRef> tile;
+  Value index; ///< an IndexObject
+};
+
+} // namespace
+
 const ir::Tensor &TensorRef::tensor() const { return builder->fn.tensors[ap.tensor]; }
 
 std::string_view TensorRef::type_name() const {
@@ -184,9 +200,10 @@ Value TensorRef::get_item(Interpreter &, const Value &key) {
     if (p.is_none())
       continue;
     ++explicit_dims;
+    const Value &q = p.as<DynamicIndexObject>() ? p.as<DynamicIndexObject>()->index : p;
     if (p.kind == Value::Kind::Slice) {
       has_slice = true;
-    } else if (auto *ix = p.as<IndexObject>()) {
+    } else if (auto *ix = q.as<IndexObject>()) {
       if (!ix->terms.empty()) {
         if (index_rank >= 0 && ix->rank != index_rank)
           raise_error("TypeError", fmt::format("index tiles of {} and {} dimensions cannot index one tensor: place "
@@ -233,7 +250,8 @@ Value TensorRef::get_item(Interpreter &, const Value &key) {
     ir::SmallVector<bool, 8> used;
     used.resize(static_cast<std::size_t>(index_rank), false);
     for (const Value *p : expanded) {
-      if (auto *e = p->as<IndexObject>())
+      const Value &q = p->as<DynamicIndexObject>() ? p->as<DynamicIndexObject>()->index : *p;
+      if (auto *e = q.as<IndexObject>())
         for (const IndexTerm &t : e->terms)
           used[static_cast<std::size_t>(t.axis)] = true;
       if (indirect_partitions(*p) > 1) // a tile of indices takes the partition axis
@@ -271,10 +289,16 @@ Value TensorRef::get_item(Interpreter &, const Value &key) {
         ++dim;
         continue;
       }
-      if (auto a = to_affine(*p)) {
+      const IndexObject *dynamic_part = nullptr;
+      if (auto *d = p->as<DynamicIndexObject>()) {
+        if (add_indirect_index(*this, *out, *d->tile, dim_step, dim_size) != 1)
+          raise_error("TypeError", "a dynamic offset is one element of a tile");
+        dynamic_part = d->index.as<IndexObject>();
+      }
+      if (auto a = dynamic_part ? std::nullopt : to_affine(*p)) {
         e = ix.integer(*a, dim_size);
         keep_integer_dim();
-      } else if (auto *idx = p->as<IndexObject>()) {
+      } else if (auto *idx = dynamic_part ? dynamic_part : p->as<IndexObject>()) {
         e = *idx;
         for (const IndexTerm &t : idx->terms) {
           auto &[step, num] = by_axis[static_cast<std::size_t>(t.axis)];
@@ -511,6 +535,9 @@ std::optional<Value> TensorRef::inplace_op(Interpreter &interp, BinOpKind op, co
 
 std::optional<Value> TensorRef::binary_op(Interpreter &interp, BinOpKind op, const Value &other, bool reflected) {
   auto self = std::make_shared<TensorRef>(*this);
+  if (op == BinOpKind::Add && other.as<IndexObject>() && !indirect &&
+      std::all_of(ap.pattern.begin(), ap.pattern.end(), [](const auto &pair) { return pair.second == 1; }))
+    return Value::object(std::make_shared<DynamicIndexObject>(self, other));
   return tensor_binary_operator(interp, self, op, other, reflected);
 }
 

@@ -333,6 +333,7 @@ bool Executor::run_instance() {
       release(static_cast<ir::TensorId>(t));
   scalar_acc_.fill(0.0f);
   vector_acc_.fill(0.0f);
+  rng_ = kDefaultSeed;
   for (index_ = 0; index_ < kernel_.instructions.size(); ++index_) {
     if (!execute_instruction(*this, kernel_.instructions[index_]))
       return false;

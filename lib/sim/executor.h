@@ -108,6 +108,10 @@ public:
   const PyConstant *attr(std::string_view name) const;
   const bir::KernelInstruction &instruction() const { return kernel_.instructions[index_]; }
   const std::array<std::int64_t, kMaxProgramAxes> &program_ids() const { return pid_; }
+  /// The state of the engines' random number generator (nl.rand, nisa.dropout): each instance
+  /// starts from kDefaultSeed's state, and nl.random_seed sets it (visitors_select.cpp).
+  std::uint64_t &rng_state() { return rng_; }
+  static constexpr std::uint64_t kDefaultSeed = 0;
 
   /// The accumulator registers (one float32 per partition lane) that fused reductions
   /// (`reduce_cmd`) keep between instructions: the Scalar engine's and the Vector engine's. An
@@ -134,6 +138,7 @@ private:
   std::array<float, kLanes> scalar_acc_{};
   std::array<float, kLanes> vector_acc_{};
   bool has_grid_ = false;
+  std::uint64_t rng_ = kDefaultSeed;
   std::size_t index_ = 0;
   bool failed_ = false;
   std::set<std::tuple<std::uint32_t, std::uint32_t, int, std::string>> warned_;

@@ -4,6 +4,7 @@
 #include "executor.h"
 #include "op_table.h"
 #include "visitors_reduce.h"
+#include "visitors_select.h"
 
 #include "nkicc/sim/numeric.h"
 
@@ -179,8 +180,25 @@ bool exact_conversion(DType from, DType to) {
 /// dst = src converted, element by element: the data-movement path, without the generic
 /// element-wise machinery (loads and stores move most of a kernel's elements).
 /// Element i of `src` at so[i] converted into `dst` at d_o[i], where `active` allows.
-void move_elements(Executor &ex, ir::TensorId src, const Offsets &so, ir::TensorId dst, const Offsets &d_o,
+/// With `dst_rmw_op` (nl.atomic_rmw, dma_copy's dst_rmw_op) the destination becomes
+/// op(destination, value), in float32 (exactly on integers, as the ALU ops).
+bool move_elements(Executor &ex, ir::TensorId src, const Offsets &so, ir::TensorId dst, const Offsets &d_o,
                    const std::vector<std::uint8_t> *act) {
+  if (const PyConstant *rmw = ex.attr("dst_rmw_op")) {
+    const BinaryOp *op = rmw->kind == PyConstant::Kind::Str ? binary_op(rmw->s) : nullptr;
+    if (!op)
+      return ex.fail("its 'dst_rmw_op' attribute is not an ALU op nkicc simulates");
+    ex.check_written(dst, d_o, act, "destination");
+    bool ints = is_integer(ex.tensor(src).dtype) && is_integer(ex.tensor(dst).dtype);
+    for (std::size_t i = 0; i < d_o.size(); ++i) {
+      if (act && !(*act)[i])
+        continue;
+      double old = ex.read(dst, d_o[i]), v = ex.read(src, so[i]);
+      ex.write(dst, d_o[i],
+               ints ? op->exact(old, v) : static_cast<double>(op->f32(static_cast<float>(old), static_cast<float>(v))));
+    }
+    return true;
+  }
   bool exact = exact_conversion(ex.tensor(src).dtype, ex.tensor(dst).dtype);
   bool finite_in = true, nan_out = false;
   for (std::size_t i = 0; i < d_o.size(); ++i) {
@@ -197,6 +215,7 @@ void move_elements(Executor &ex, ir::TensorId src, const Offsets &so, ir::Tensor
     }
   }
   ex.note_nan(finite_in, nan_out);
+  return true;
 }
 
 bool copy_view(Executor &ex, const bir::KernelInstruction &inst, const ir::AccessPattern &src) {
@@ -217,11 +236,11 @@ bool copy_view(Executor &ex, const bir::KernelInstruction &inst, const ir::Acces
   ex.check_written(src.tensor, so, act, "source");
   if (!ex.offsets(dst, d_o, act, "destination"))
     return false;
-  move_elements(ex, src.tensor, so, dst.tensor, d_o, act);
-  return true;
+  return move_elements(ex, src.tensor, so, dst.tensor, d_o, act);
 }
 
-/// An indirect DMA (Load, Store or DmaCopy with `indirect`, lib/nki/indirect.cpp): the last
+/// An indirect DMA (Load, Store or DmaCopy with `indirect`, lib/nki/indirect.cpp) or a TensorCopy at a
+/// dynamic offset (nisa.tensor_copy_dynamic_src / _dst, one index for the whole access): the last
 /// source is the index tile; element e of the indexed view (`indirect='src'` or `'dst'`) lies at
 /// its view offset plus index * indirect_step, the index being the index tile's element on e's
 /// partition (or its only one). An index that is not in [0, indirect_size) is an error, as on the
@@ -290,15 +309,14 @@ bool visit_indirect_copy(Executor &ex, const bir::KernelInstruction &inst) {
     vo[i] = off;
   }
   ex.check_written(src.tensor, so, act, "source");
-  move_elements(ex, src.tensor, so, dst.tensor, d_o, act);
-  return true;
+  return move_elements(ex, src.tensor, so, dst.tensor, d_o, act);
 }
 
 /// Load, Store, DmaCopy, TensorCopy: the value converted to the destination's dtype (round to
 /// nearest even, saturating integers); `mask` limits the elements moved; Load's `transpose`
 /// (nl.load_transpose2d) reads the source transposed.
 bool visit_copy(Executor &ex, const bir::KernelInstruction &inst) {
-  if (inst.opcode != ir::Opcode::TensorCopy && ex.attr("indirect"))
+  if (ex.attr("indirect")) // TensorCopy: nisa.tensor_copy_dynamic_src / _dst
     return visit_indirect_copy(ex, inst);
   if (!operand_count(ex, inst, 1, 1, 1))
     return false;
@@ -819,6 +837,22 @@ bool execute_instruction(Executor &ex, const bir::KernelInstruction &inst) {
     return visit_select_reduce(ex, inst);
   case ir::Opcode::ScalarTensorTensor:
     return visit_scalar_tensor_tensor(ex, inst);
+  case ir::Opcode::Max8:
+    return visit_max8(ex, inst);
+  case ir::Opcode::FindIndex8:
+    return visit_find_index8(ex, inst);
+  case ir::Opcode::MatchReplace8:
+    return visit_match_replace8(ex, inst);
+  case ir::Opcode::StreamShuffle:
+    return visit_stream_shuffle(ex, inst);
+  case ir::Opcode::Rand:
+    return visit_rand(ex, inst);
+  case ir::Opcode::RandomSeed:
+    return visit_random_seed(ex, inst);
+  case ir::Opcode::Dropout:
+    return visit_dropout(ex, inst);
+  case ir::Opcode::SequenceBounds:
+    return visit_sequence_bounds(ex, inst);
   }
   return ex.fail("its opcode has no simulator visitor");
 }

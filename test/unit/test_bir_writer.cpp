@@ -25,10 +25,11 @@ InstructionSpec inst(Opcode opcode, Engine engine, std::vector<AccessPattern> ds
 }
 
 constexpr Opcode kAllOpcodes[] = {
-    Opcode::Load,      Opcode::Store,        Opcode::DmaCopy,      Opcode::TensorCopy, Opcode::MatMul,
-    Opcode::Transpose, Opcode::TensorTensor, Opcode::TensorScalar, Opcode::Activation, Opcode::TensorReduce,
-    Opcode::Memset,    Opcode::Iota,         Opcode::AffineSelect, Opcode::BnStats,    Opcode::BnAggr,
-    Opcode::Select,    Opcode::Collective,
+    Opcode::Load,          Opcode::Store,        Opcode::DmaCopy,      Opcode::TensorCopy, Opcode::MatMul,
+    Opcode::Transpose,     Opcode::TensorTensor, Opcode::TensorScalar, Opcode::Activation, Opcode::TensorReduce,
+    Opcode::Memset,        Opcode::Iota,         Opcode::AffineSelect, Opcode::BnStats,    Opcode::BnAggr,
+    Opcode::Select,        Opcode::Collective,   Opcode::Max8,         Opcode::FindIndex8, Opcode::MatchReplace8,
+    Opcode::StreamShuffle, Opcode::Rand,         Opcode::RandomSeed,   Opcode::Dropout,    Opcode::SequenceBounds,
 };
 /// The reduce/scan family's opcodes.
 constexpr Opcode kReduceOpcodes[] = {Opcode::TensorTensorScan, Opcode::PartitionReduce, Opcode::SelectReduce,
@@ -131,7 +132,7 @@ TEST_CASE("write_kernel: every part of a function survives into the text", "[bir
     %14 t_uint16 internal private_hbm uint16[2]
     %15 t_uint32 internal private_hbm uint32[2]
     %16 t_bool internal private_hbm bool[2]
-  instructions: 24
+  instructions: 32
     0: load sync dst=%4[[512, 128], [1, 512]] src=%0[[2048, 128], [1, 512]]+262144*pid0+512*pid1 loop=affine_range @4:14
     1: tensor_tensor vector dst=%5[[512, 64], [1, 512]]-7-3*pid2 src=%4[[512, 64], [1, 512]]+32, %4[[512, 64], [1, 512]] op='add' none=None flag=True off=False axis=-1 big=-9223372036854775808 zero=0 scale=0.5 negzero=-0.0 poszero=0.0 inf=-inf nan=nan tiny=1e-05 quote='it\'s "x"\n' empty='' bounds=(0, 128) single=(1,) unit=() mask=[True, None, 'x', []] opts={'b': 2, 'a': {'n': (1.5,)}, '': {}} loop=sequential_range @5:14
     2: load tensor dst=%3[[1, 4]]
@@ -151,11 +152,19 @@ TEST_CASE("write_kernel: every part of a function survives into the text", "[bir
     16: bn_aggr sync dst=%3[[1, 4]] loop=static_range
     17: select tensor dst=%3[[1, 4]]
     18: collective vector dst=%3[[1, 4]] loop=range
-    19: tensor_tensor_scan vector dst=%3[[1, 4]] src=%3[[1, 4]]
-    20: partition_reduce vector dst=%3[[1, 4]] src=%3[[1, 4]]
-    21: select_reduce vector dst=%3[[1, 4]] src=%3[[1, 4]]
-    22: scalar_tensor_tensor vector dst=%3[[1, 4]] src=%3[[1, 4]]
-    23: collective gpsimd
+    19: max8 scalar dst=%3[[1, 4]] loop=affine_range
+    20: find_index8 gpsimd dst=%3[[1, 4]] loop=sequential_range
+    21: match_replace8 sync dst=%3[[1, 4]] loop=static_range
+    22: stream_shuffle tensor dst=%3[[1, 4]]
+    23: rand vector dst=%3[[1, 4]] loop=range
+    24: random_seed scalar dst=%3[[1, 4]] loop=affine_range
+    25: dropout gpsimd dst=%3[[1, 4]] loop=sequential_range
+    26: sequence_bounds sync dst=%3[[1, 4]] loop=static_range
+    27: tensor_tensor_scan vector dst=%3[[1, 4]] src=%3[[1, 4]]
+    28: partition_reduce vector dst=%3[[1, 4]] src=%3[[1, 4]]
+    29: select_reduce vector dst=%3[[1, 4]] src=%3[[1, 4]]
+    30: scalar_tensor_tensor vector dst=%3[[1, 4]] src=%3[[1, 4]]
+    31: collective gpsimd
 )");
 }
 

@@ -48,10 +48,18 @@ TEST_CASE("memories, roles, engines and opcodes have their snake_case names", "[
       {Opcode::PartitionReduce, "partition_reduce"},
       {Opcode::SelectReduce, "select_reduce"},
       {Opcode::ScalarTensorTensor, "scalar_tensor_tensor"},
+      {Opcode::Max8, "max8"},
+      {Opcode::FindIndex8, "find_index8"},
+      {Opcode::MatchReplace8, "match_replace8"},
+      {Opcode::StreamShuffle, "stream_shuffle"},
+      {Opcode::Rand, "rand"},
+      {Opcode::RandomSeed, "random_seed"},
+      {Opcode::Dropout, "dropout"},
+      {Opcode::SequenceBounds, "sequence_bounds"},
   };
   for (const auto &[op, name] : opcodes)
     CHECK(opcode_name(op) == name);
-  CHECK(opcodes.size() == static_cast<std::size_t>(Opcode::ScalarTensorTensor) + 1);
+  CHECK(opcodes.size() == static_cast<std::size_t>(Opcode::SequenceBounds) + 1);
 }
 
 TEST_CASE("only SBUF and PSUM are on chip", "[ir]") {

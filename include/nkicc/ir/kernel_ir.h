@@ -144,6 +144,16 @@ enum class Opcode : std::uint8_t {
   PartitionReduce,    ///< nisa.tensor_partition_reduce: a reduction across partitions (attr op)
   SelectReduce,       ///< nisa.select_reduce: predicate ? on_true : on_false, then an optional max
   ScalarTensorTensor, ///< nisa.scalar_tensor_tensor: (data op0 operand0) op1 operand1
+
+  // Selection, shuffles and random numbers (lib/nki/isa_select.cpp, lib/sim/visitors_select.cpp).
+  Max8,           ///< nisa.max8: the 8 largest values of each partition, descending
+  FindIndex8,     ///< nisa.nc_find_index8: the index of the first match of each of 8 values
+  MatchReplace8,  ///< nisa.nc_match_replace8: the first match of each of 8 values replaced by imm
+  StreamShuffle,  ///< nisa.nc_stream_shuffle: partitions moved within each 32-partition quadrant
+  Rand,           ///< nl.rand: uniform [0, 1) values from the engine's random number generator
+  RandomSeed,     ///< nl.random_seed: seeds the random number generator
+  Dropout,        ///< nisa.dropout: elements zeroed with a probability
+  SequenceBounds, ///< nisa.sequence_bounds: start and end of each element's segment
 };
 std::string_view opcode_name(Opcode op);
 
