@@ -21,6 +21,20 @@ std::optional<Value> ParDimObject::compare(Interpreter &interp, CmpOpKind op, co
   return reflected ? interp.compare(op, other, me) : interp.compare(op, me, other);
 }
 
+std::optional<Value> NcVersionObject::get_attr(Interpreter &, std::string_view name) {
+  if (name == "name")
+    return Value::str("gen" + std::to_string(generation));
+  return std::nullopt;
+}
+
+std::optional<Value> NcVersionObject::compare(Interpreter &interp, CmpOpKind op, const Value &other, bool reflected) {
+  auto *them = other.as<NcVersionObject>();
+  if (!them || op == CmpOpKind::Is || op == CmpOpKind::IsNot || op == CmpOpKind::In || op == CmpOpKind::NotIn)
+    return std::nullopt;
+  Value a = Value::integer(generation), b = Value::integer(them->generation);
+  return reflected ? interp.compare(op, b, a) : interp.compare(op, a, b);
+}
+
 // ---- ranges -----------------------------------------------------------------------------------
 
 namespace {
@@ -47,7 +61,6 @@ std::unique_ptr<Iterator> NkiRangeObject::iterate(Interpreter &) {
 std::string NkiRangeObject::repr() const {
   return fmt::format("{}({}, {}, {})", loop_kind_name(kind), start, stop, step);
 }
-
 
 std::string JitKernel::repr() const { return "<nki kernel " + trace::repr(function) + ">"; }
 

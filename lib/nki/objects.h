@@ -53,6 +53,19 @@ public:
   std::string name;
 };
 
+/// A member of `nisa.nc_version`: a NeuronCore generation (gen2 is trn1/inf2, gen3 trn2, gen4
+/// trn3). Members order by generation, as kernels test `nisa.get_nc_version() >= nc_version.gen3`.
+class NcVersionObject : public Object {
+public:
+  explicit NcVersionObject(int gen) : generation(gen) {}
+  std::string_view type_name() const override { return "nc_version"; }
+  std::string repr() const override { return "nc_version.gen" + std::to_string(generation); }
+  std::optional<Value> get_attr(Interpreter &interp, std::string_view name) override;
+  std::optional<Value> compare(Interpreter &interp, python::CmpOpKind op, const Value &other, bool reflected) override;
+  std::optional<std::int64_t> hash(Interpreter &) override { return generation; }
+  int generation;
+};
+
 /// A member of `nisa.reduce_cmd`: what an instruction with a fused reduction does to its
 /// engine's accumulator registers (one per partition): `idle` leaves them, `reset` zeroes them,
 /// `reduce` accumulates into them, `reset_reduce` does both, `load_reduce` loads then accumulates.

@@ -115,6 +115,37 @@ void NkiRuntime::build_modules() {
   for (const char *m : {"idle", "reset", "reduce", "reset_reduce", "load_reduce"})
     reduce_cmd->globals().set(m, Value::object(std::make_shared<ReduceCmdObject>(m)));
   nisa->globals().set("reduce_cmd", Value::object(reduce_cmd));
+  // nisa.nc_version and nisa.get_nc_version(): the generation of the target the kernel is traced for.
+  auto nc_version = std::make_shared<ModuleObject>("nc_version");
+  std::array<Value, 3> generations;
+  for (int gen = 2; gen <= 4; ++gen) {
+    generations[static_cast<std::size_t>(gen - 2)] = Value::object(std::make_shared<NcVersionObject>(gen));
+    nc_version->globals().set("gen" + std::to_string(gen), generations[static_cast<std::size_t>(gen - 2)]);
+  }
+  nisa->globals().set("nc_version", Value::object(nc_version));
+  class GetNcVersion : public Object {
+  public:
+    GetNcVersion(NkiRuntime &rt, std::array<Value, 3> gens) : rt_(rt), gens_(std::move(gens)) {}
+    std::string_view type_name() const override { return "function"; }
+    std::string repr() const override { return "<function get_nc_version>"; }
+    bool is_callable() const override { return true; }
+    Value call(Interpreter &, CallArgs &args) override {
+      if (!args.positional.empty() || !args.keywords.empty())
+        raise_error("TypeError", fmt::format("get_nc_version() takes 0 arguments but {} were given",
+                                             args.positional.size() + args.keywords.size()));
+      int gen = rt_.builder("get_nc_version").target.nc_generation;
+      return gens_[static_cast<std::size_t>(std::clamp(gen, 2, 4) - 2)];
+    }
+
+  private:
+    NkiRuntime &rt_;
+    std::array<Value, 3> gens_;
+  };
+  nisa->globals().set("get_nc_version", Value::object(std::make_shared<GetNcVersion>(*this, generations)));
+  // nl.finfo / nl.iinfo: NumPy's, which know NKI's dtypes (nl.finfo(nl.bfloat16).min).
+  for (const char *info : {"finfo", "iinfo"})
+    if (Value *v = np->globals().find_local(info))
+      nl->globals().set(info, *v);
   auto isa_constants = std::make_shared<ModuleObject>("neuronxcc.nki.isa.constants");
   isa_constants->globals().set("oob_mode", Value::object(oob_mode));
   isa_constants->globals().set("dge_mode", Value::object(dge_mode));

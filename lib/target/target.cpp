@@ -15,10 +15,10 @@ constexpr std::int64_t kPsumBytesPerPartition = 16 * 1024;
 // SBUF bytes per partition are nl.tile_size.total_available_sbuf_size (reference/nki.md);
 // inf2 carries trn1's NeuronCore-v2.
 constexpr std::array<TargetInfo, 4> kTargets = {{
-    {"trn1", "Trn1", 1, 180224, kPsumBytesPerPartition, false},
-    {"trn2", "Trn2", 2, 212984, kPsumBytesPerPartition, true},
-    {"trn3", "Trn3", 2, 245752, kPsumBytesPerPartition, true},
-    {"inf2", "Inf2", 1, 180224, kPsumBytesPerPartition, false},
+    {"trn1", "Trn1", 1, 180224, kPsumBytesPerPartition, false, 2},
+    {"trn2", "Trn2", 2, 212984, kPsumBytesPerPartition, true, 3},
+    {"trn3", "Trn3", 2, 245752, kPsumBytesPerPartition, true, 4},
+    {"inf2", "Inf2", 1, 180224, kPsumBytesPerPartition, false, 2},
 }};
 
 struct Alias {

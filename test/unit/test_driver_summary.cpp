@@ -45,7 +45,7 @@ TEST_CASE("the summary finds the high water, the peak and the tiles live there",
   emit(fn, Opcode::MatMul, Engine::Tensor, {ap(p, {{512, 128}, {1, 512}})}, {ap(c, {{32, 128}, {1, 32}})});
   emit(fn, Opcode::Store, Engine::Sync, {ap(hbm, {{64, 128}, {1, 32}})}, {ap(c, {{32, 128}, {1, 32}})});
 
-  TargetInfo target{"trn2", "Trn2", 2, 1000, 16384, true};
+  TargetInfo target{"trn2", "Trn2", 2, 1000, 16384, true, 3};
   KernelSummary s = summarize_kernel(fn, target);
   CHECK(s.sbuf.capacity == 1000);
   CHECK(s.sbuf.high_water == 320); // b ends at 256 + 64
@@ -96,7 +96,7 @@ TEST_CASE("the summary finds the high water, the peak and the tiles live there",
 
 TEST_CASE("a kernel without tiles has no peak", "[summary]") {
   Function fn;
-  TargetInfo target{"trn1", "Trn1", 1, 100, 200, false};
+  TargetInfo target{"trn1", "Trn1", 1, 100, 200, false, 2};
   KernelSummary s = summarize_kernel(fn, target);
   CHECK(s.sbuf.high_water == 0);
   CHECK_FALSE(s.sbuf.peak_instruction);

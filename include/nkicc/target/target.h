@@ -19,6 +19,7 @@ struct TargetInfo {
   std::int64_t sbuf_bytes_per_partition;
   std::int64_t psum_bytes_per_partition;
   bool multi_core_spmd; ///< a grid may span several physical cores
+  int nc_generation;    ///< the NeuronCore generation: nisa.get_nc_version() is nc_version.gen<N>
 };
 
 /// trn1, trn2, trn3, inf2 and the aliases gen2, gen3, gen4; nullptr for anything else.
