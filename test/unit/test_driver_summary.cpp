@@ -35,9 +35,9 @@ TEST_CASE("the summary finds the high water, the peak and the tiles live there",
   fn.matmul_mac_count = 42;
   TensorId hbm = static_cast<TensorId>(fn.tensors.size());
   fn.tensors.push_back(tensor("in", TensorRole::Input, Memory::SharedHbm, {256, 64}, DType::Float32));
-  TensorId a = tile(fn, "a", Memory::Sbuf, 128, 64, 0);    // live 0..1
-  TensorId b = tile(fn, "b", Memory::Sbuf, 64, 16, 256);   // live 1..2
-  TensorId c = tile(fn, "c", Memory::Sbuf, 128, 32, 0);    // live 2..3: reuses a's bytes
+  TensorId a = tile(fn, "a", Memory::Sbuf, 128, 64, 0);     // live 0..1
+  TensorId b = tile(fn, "b", Memory::Sbuf, 64, 16, 256);    // live 1..2
+  TensorId c = tile(fn, "c", Memory::Sbuf, 128, 32, 0);     // live 2..3: reuses a's bytes
   TensorId p = tile(fn, "p", Memory::Psum, 128, 512, 2048); // live 3
   emit(fn, Opcode::Load, Engine::Sync, {ap(a, {{64, 128}, {1, 64}})}, {ap(hbm, {{64, 128}, {1, 64}})});
   emit(fn, Opcode::TensorCopy, Engine::Vector, {ap(b, {{16, 64}, {1, 16}})}, {ap(a, {{64, 64}, {1, 16}})});
@@ -75,23 +75,24 @@ TEST_CASE("the summary finds the high water, the peak and the tiles live there",
   again.index = 4;
   again.same_as = 3;
   SourceManager sources;
-  CHECK(summary_text({call, again}, sources, {}) == "call 3: kernel k, grid [2, 4]\n"
-                                                    "  SBUF: 320 of 1000 bytes per partition (32.0%), 128 partitions\n"
-                                                    "    peak: 320 bytes live at instruction 1, 2 tiles:\n"
-                                                    "      %1 a float32[128, 64] bytes [0, 256)\n"
-                                                    "      %2 b float32[64, 16] bytes [256, 320)\n"
-                                                    "  PSUM: 4096 of 16384 bytes per partition (25.0%), 128 partitions\n"
-                                                    "    peak: 2048 bytes live at instruction 3, 1 tile:\n"
-                                                    "      %4 p float32[128, 512] bytes [2048, 4096)\n"
-                                                    "  instructions: 5\n"
-                                                    "    tensor 1\n"
-                                                    "    vector 1\n"
-                                                    "    scalar 1\n"
-                                                    "    sync 2, dma 49152 bytes\n"
-                                                    "  DMA bytes: 49152\n"
-                                                    "  MACs: 42\n"
-                                                    "\n"
-                                                    "call 4: kernel k, grid [2, 4] (same kernel as call 3)\n");
+  CHECK(summary_text({call, again}, sources, {}) ==
+        "call 3: kernel k, grid [2, 4]\n"
+        "  SBUF: 320 of 1000 bytes per partition (32.0%), 128 partitions\n"
+        "    peak: 320 bytes live at instruction 1, 2 tiles:\n"
+        "      %1 a float32[128, 64] bytes [0, 256)\n"
+        "      %2 b float32[64, 16] bytes [256, 320)\n"
+        "  PSUM: 4096 of 16384 bytes per partition (25.0%), 128 partitions\n"
+        "    peak: 2048 bytes live at instruction 3, 1 tile:\n"
+        "      %4 p float32[128, 512] bytes [2048, 4096)\n"
+        "  instructions: 5\n"
+        "    tensor 1\n"
+        "    vector 1\n"
+        "    scalar 1\n"
+        "    sync 2, dma 49152 bytes\n"
+        "  DMA bytes: 49152\n"
+        "  MACs: 42\n"
+        "\n"
+        "call 4: kernel k, grid [2, 4] (same kernel as call 3)\n");
 }
 
 TEST_CASE("a kernel without tiles has no peak", "[summary]") {
@@ -109,7 +110,9 @@ TEST_CASE("a kernel without tiles has no peak", "[summary]") {
   SourceManager sources;
   CHECK(summary_json({call}, sources, {}) ==
         "{\"calls\": [\n  {\"index\": 0, \"kind\": \"internal\", \"func_name\": \"t\", \"grid\": [], \"nc\": 1,\n"
-        "   \"sbuf\": {\"capacity\": 100, \"high_water\": 0, \"partitions\": 0, \"peak_live\": 0, \"live_at_peak\": []},\n"
-        "   \"psum\": {\"capacity\": 200, \"high_water\": 0, \"partitions\": 0, \"peak_live\": 0, \"live_at_peak\": []},\n"
+        "   \"sbuf\": {\"capacity\": 100, \"high_water\": 0, \"partitions\": 0, \"peak_live\": 0, \"live_at_peak\": "
+        "[]},\n"
+        "   \"psum\": {\"capacity\": 200, \"high_water\": 0, \"partitions\": 0, \"peak_live\": 0, \"live_at_peak\": "
+        "[]},\n"
         "   \"instructions\": 0, \"engines\": {},\n   \"dma_bytes\": 0, \"macs\": 0}\n]}\n");
 }
