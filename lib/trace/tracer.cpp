@@ -326,6 +326,7 @@ struct Tracer::Impl {
       NkiRuntime &rt;
       ~Reset() { rt.current = nullptr; }
     } reset{runtime};
+    Interpreter::KernelTraceScope tracing{*interp};
 
     try {
       CallArgs args;
@@ -434,6 +435,7 @@ struct Tracer::Impl {
       NkiRuntime &rt;
       ~Reset() { rt.current = nullptr; }
     } reset{runtime};
+    Interpreter::KernelTraceScope tracing{*interp};
     try {
       InternalBinding binding;
       binding.written.resize(c.results.size());
