@@ -34,6 +34,8 @@ constexpr Opcode kAllOpcodes[] = {
 /// The reduce/scan family's opcodes.
 constexpr Opcode kReduceOpcodes[] = {Opcode::TensorTensorScan, Opcode::PartitionReduce, Opcode::SelectReduce,
                                      Opcode::ScalarTensorTensor};
+/// Range selection, local gather and device printing.
+constexpr Opcode kGatherOpcodes[] = {Opcode::RangeSelect, Opcode::LocalGather, Opcode::DevicePrint};
 constexpr Engine kAllEngines[] = {Engine::Tensor, Engine::Vector, Engine::Scalar, Engine::GpSimd, Engine::Sync};
 constexpr LoopKind kAllLoops[] = {LoopKind::None, LoopKind::Range, LoopKind::Affine, LoopKind::Sequential,
                                   LoopKind::Static};
@@ -91,6 +93,8 @@ Function sample_function(FileId file) {
                              kAllLoops[i % std::size(kAllLoops)]));
   for (Opcode op : kReduceOpcodes)
     add_instruction(fn, inst(op, Engine::Vector, {ap(3, {{1, 4}})}, {ap(3, {{1, 4}})}));
+  for (Opcode op : kGatherOpcodes)
+    add_instruction(fn, inst(op, Engine::GpSimd, {ap(3, {{1, 4}})}, {ap(3, {{1, 4}})}));
   // An instruction with no operands, attributes or location.
   add_instruction(fn, inst(Opcode::Collective, Engine::GpSimd, {}, {}));
   return fn;
@@ -164,7 +168,10 @@ TEST_CASE("write_kernel: every part of a function survives into the text", "[bir
     28: partition_reduce vector dst=%3[[1, 4]] src=%3[[1, 4]]
     29: select_reduce vector dst=%3[[1, 4]] src=%3[[1, 4]]
     30: scalar_tensor_tensor vector dst=%3[[1, 4]] src=%3[[1, 4]]
-    31: collective gpsimd
+    31: range_select gpsimd dst=%3[[1, 4]] src=%3[[1, 4]]
+    32: local_gather gpsimd dst=%3[[1, 4]] src=%3[[1, 4]]
+    33: device_print gpsimd dst=%3[[1, 4]] src=%3[[1, 4]]
+    34: collective gpsimd
 )");
 }
 
