@@ -136,7 +136,7 @@ TEST_CASE("write_kernel: every part of a function survives into the text", "[bir
     %14 t_uint16 internal private_hbm uint16[2]
     %15 t_uint32 internal private_hbm uint32[2]
     %16 t_bool internal private_hbm bool[2]
-  instructions: 32
+  instructions: 35
     0: load sync dst=%4[[512, 128], [1, 512]] src=%0[[2048, 128], [1, 512]]+262144*pid0+512*pid1 loop=affine_range @4:14
     1: tensor_tensor vector dst=%5[[512, 64], [1, 512]]-7-3*pid2 src=%4[[512, 64], [1, 512]]+32, %4[[512, 64], [1, 512]] op='add' none=None flag=True off=False axis=-1 big=-9223372036854775808 zero=0 scale=0.5 negzero=-0.0 poszero=0.0 inf=-inf nan=nan tiny=1e-05 quote='it\'s "x"\n' empty='' bounds=(0, 128) single=(1,) unit=() mask=[True, None, 'x', []] opts={'b': 2, 'a': {'n': (1.5,)}, '': {}} loop=sequential_range @5:14
     2: load tensor dst=%3[[1, 4]]
