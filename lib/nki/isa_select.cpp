@@ -320,6 +320,8 @@ Value lower_dma_transpose(OpCall &c) {
 // num_valid_indices * num_elem_per_idx elements per partition, in src_buffer's dtype (no
 // casting).
 Value lower_local_gather(OpCall &c) {
+  if (c.has("mask"))
+    raise_error("not-modelled", "nkicc does not model a masked 'local_gather' yet");
   auto src = c.required_tensor("src_buffer");
   auto index = c.required_tensor("index");
   for (const auto &[t, name] : {std::pair{src, "src_buffer"}, std::pair{index, "index"}})

@@ -422,8 +422,8 @@ bool visit_local_gather(Executor &ex, const bir::KernelInstruction &inst) {
           continue;
         auto at = static_cast<std::int64_t>(k) + e;
         if (at < 0 || at >= src.f)
-          return ex.fail(fmt::format("index {} (the {}th of GpSimd core {}) reads element {} of partition {}, past "
-                                     "its {} elements",
+          return ex.fail(fmt::format("index {} (position {} of GpSimd core {}'s indices) reads element {} of "
+                                     "partition {}, past its {} elements",
                                      k, j, core, at, p, src.f));
         read.push_back(src.offs[src.at(p, at)]);
         values[i] = ex.read(inst.src[0].tensor, src.offs[src.at(p, at)]);
