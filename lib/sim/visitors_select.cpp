@@ -455,7 +455,7 @@ void format_array(std::string &out, const std::vector<double> &values, const std
   out += '[';
   for (std::int64_t i = 0; i < n; ++i) {
     if (summarize && n > 6 && i == 3) {
-      out += "..., ";
+      out += ", ...";
       i = n - 3;
     }
     if (i)
