@@ -118,6 +118,11 @@ Value lower_loop_reduce(OpCall &c) {
   out->op = std::move(op);
   if (const MaskObject *m = c.mask())
     out->mask = m->text;
+  if (const Value *name = c.get("name")) {
+    if (name->kind != Value::Kind::Str)
+      raise_error("TypeError", fmt::format("'name' of 'loop_reduce' must be a str, not '{}'", trace::type_name(*name)));
+    out->name = name->str_text();
+  }
   return Value::object(std::move(out));
 }
 
@@ -203,8 +208,8 @@ const OpDef kOps[] = {
     OpDef{"all(x: tile, axis: any, *, dtype: dtype = 'bool', mask: mask? = None, keepdims: bool = False)", kVector,
           kReduce, lower_reduce, {}, "all"},
     NKI_REDUCE("any"),
-    {"loop_reduce(x: tile, op: op, loop_indices: any, *, dtype: dtype? = None, mask: mask? = None)", kVector, kTT,
-     lower_loop_reduce},
+    {"loop_reduce(x: tile, op: op, loop_indices: any, *, dtype: dtype? = None, mask: mask? = None, name: any = None)",
+     kVector, kTT, lower_loop_reduce},
     // Selection.
     {"where(condition: tile, x: tile_or_scalar, y: tile_or_scalar, *, dtype: dtype? = None, mask: mask? = None)",
      kVector, ir::Opcode::Select, lower_where},

@@ -88,6 +88,7 @@ public:
   Value x;              ///< the tile reduced into the destination
   std::string op;       ///< NKI's ALU op name (`add`, `maximum`)
   std::string mask;     ///< the predicate of `mask=`, empty for none
+  std::string name;     ///< the instruction's `name=`, empty for none
 };
 
 /// `nl.affine_range`, `nl.sequential_range`, `nl.static_range`: Python ranges that record

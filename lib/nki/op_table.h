@@ -138,8 +138,9 @@ private:
 };
 
 /// Makes a module function of each op of `table` (named by its signature) in `module`.
-/// `named`: the ops also take NKI's `name=` keyword (nisa's: a name for the instructions a call
-/// emits, which the IR and BIR record as their `name` attribute).
+/// `named`: the ops also take NKI's `name=` keyword (nisa's, and nl's compute ops): a name for
+/// the instructions a call emits, which the IR and BIR record as their `name` attribute. An op
+/// whose signature has its own `name` parameter handles it itself.
 void install_ops(NkiRuntime &rt, ModuleObject &module, std::span<const OpDef> table, bool named = false);
 
 /// The op families: each fills its table in its own file.

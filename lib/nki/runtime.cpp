@@ -89,7 +89,7 @@ void NkiRuntime::build_modules() {
   nl->globals().set("mgrid", make_mgrid());
 
   install_ops(*this, *nl, language_memory_ops());
-  install_ops(*this, *nl, language_math_ops());
+  install_ops(*this, *nl, language_math_ops(), true);
   install_ops(*this, *nl, language_index_ops());
   install_ops(*this, *nisa, isa_ops(), true);
   install_ops(*this, *nisa, isa_reduce_ops(), true);

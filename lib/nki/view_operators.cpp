@@ -79,6 +79,8 @@ void assign_to_view(Interpreter &, TensorRef &target, const Value &value, std::o
     ir::AttrList attrs = {{"op", PyConstant::str(lr->op)}};
     if (!lr->mask.empty())
       attrs.emplace_back("mask", PyConstant::str(lr->mask));
+    if (!lr->name.empty())
+      attrs.emplace_back("name", PyConstant::str(lr->name));
     kb.emit(ir::Opcode::TensorTensor, ir::Engine::Vector, {target.ap}, {target.ap, broadcast_view(x, target.shape())},
             attrs);
     return;
