@@ -172,6 +172,8 @@ std::optional<ir::Opcode> from_bir(Opcode v) {
     return ir::Opcode::LocalGather;
   case Opcode::DevicePrint:
     return ir::Opcode::DevicePrint;
+  case Opcode::GatherFlattened:
+    return ir::Opcode::GatherFlattened;
   }
   return std::nullopt;
 }

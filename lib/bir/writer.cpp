@@ -153,6 +153,8 @@ Opcode to_bir(ir::Opcode op) {
     return Opcode::LocalGather;
   case ir::Opcode::DevicePrint:
     return Opcode::DevicePrint;
+  case ir::Opcode::GatherFlattened:
+    return Opcode::GatherFlattened;
   }
   return Opcode::TensorCopy;
 }

@@ -133,6 +133,8 @@ std::string_view opcode_name(Opcode op) {
     return "local_gather";
   case Opcode::DevicePrint:
     return "device_print";
+  case Opcode::GatherFlattened:
+    return "gather_flattened";
   }
   return "?";
 }

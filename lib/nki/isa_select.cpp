@@ -1,7 +1,7 @@
 // nisa's selection, shuffle and random-number ops (max8, nc_find_index8, nc_match_replace8,
 // nc_stream_shuffle, dropout, sequence_bounds, tensor_copy_predicated, tensor_copy_dynamic_src /
 // _dst, dma_transpose, local_gather), nl's random-number generator (nl.rand, nl.random_seed),
-// nl.atomic_rmw and nl.device_print.
+// nl.atomic_rmw, nl.device_print and nl.gather_flattened.
 // Each is one instruction; lib/sim/visitors_select.cpp says what it computes. The constraints are
 // those NKI's documentation of each op states.
 #include "index.h"
@@ -366,6 +366,29 @@ Value lower_local_gather(OpCall &c) {
   return Value::object(out);
 }
 
+// nl.gather_flattened(data, indices): per partition, result[p, j...] = data[p, indices[p, j...]]
+// with data's free dimensions flattened into one row (NumPy's take_along_axis on the flattened
+// rows), on the GpSimd engine. The result has indices' shape and data's dtype (or dtype=); an
+// index past the row is garbage on hardware, an error in the simulator.
+Value lower_gather_flattened(OpCall &c) {
+  auto data = c.required_tensor("data");
+  auto indices = c.required_tensor("indices");
+  for (const auto &[t, name] : {std::pair{data, "data"}, std::pair{indices, "indices"}})
+    if (t->shape().size() < 2 || t->shape().size() > 4)
+      raise_error("ValueError", fmt::format("the {} of 'gather_flattened' must be a 2-, 3- or 4-dimensional tile, not "
+                                            "'{}'",
+                                            name, t->describe()));
+  check_same_partitions(*data, "data", *indices, "indices", "gather_flattened");
+  if (indices->tensor().dtype != DType::UInt32)
+    raise_error("TypeError", fmt::format("the indices of 'gather_flattened' must be a uint32 tile, not {}",
+                                         dtype_name(indices->tensor().dtype)));
+  auto out = new_tile(c.kb(), "gather_flattened", ir::Memory::Sbuf, indices->shape(),
+                      c.dtype().value_or(data->tensor().dtype));
+  ir::AccessPattern srcs[] = {data->ap, indices->ap};
+  c.emit({&out->ap, 1}, srcs);
+  return Value::object(out);
+}
+
 // nl.device_print(prefix, x): an instruction that computes nothing; the simulator prints x.
 Value lower_device_print(OpCall &c) {
   const Value &prefix = c.required("prefix");
@@ -487,6 +510,8 @@ const OpDef kLanguageOps[] = {
     {"random_seed(seed: any, *, mask: mask? = None)", kVector, ir::Opcode::RandomSeed, lower_random_seed},
     {"device_print(prefix: any, x: tensor, *, mask: mask? = None)", kGpSimd, ir::Opcode::DevicePrint,
      lower_device_print},
+    {"gather_flattened(data: tile, indices: tile, *, mask: mask? = None, dtype: dtype? = None)", ir::Engine::GpSimd,
+     ir::Opcode::GatherFlattened, lower_gather_flattened},
     {"atomic_rmw(dst: hbm, value: tile_or_scalar, op: op, *, mask: mask? = None)",
      ir::Engine::Sync,
      ir::Opcode::Store,

@@ -859,6 +859,8 @@ bool execute_instruction(Executor &ex, const bir::KernelInstruction &inst) {
     return visit_local_gather(ex, inst);
   case ir::Opcode::DevicePrint:
     return visit_device_print(ex, inst);
+  case ir::Opcode::GatherFlattened:
+    return visit_gather_flattened(ex, inst);
   }
   return ex.fail("its opcode has no simulator visitor");
 }

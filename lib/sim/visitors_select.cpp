@@ -437,6 +437,47 @@ bool visit_local_gather(Executor &ex, const bir::KernelInstruction &inst) {
   return true;
 }
 
+/// GatherFlattened: dst[p, j] = data[p, indices[p, j]], each operand's free dimensions flattened
+/// in row-major order (NumPy's take_along_axis on rows). The hardware gives garbage for an index
+/// past the row: an error here. A mask (over the destination) leaves elements unwritten.
+bool visit_gather_flattened(Executor &ex, const bir::KernelInstruction &inst) {
+  if (!counts(ex, inst, 1, 1, 2, 2))
+    return false;
+  std::vector<std::uint8_t> active;
+  const std::vector<std::uint8_t> *act = nullptr;
+  Rows data, index, dst;
+  if (!mask_over(ex, inst.dst[0], active, act) || !rows(ex, inst.src[0], "data", data) ||
+      !rows(ex, inst.src[1], "indices", index) || !rows(ex, inst.dst[0], "destination", dst, act))
+    return false;
+  if (data.p != index.p || index.p != dst.p || index.f != dst.f)
+    return ex.fail(fmt::format("its data {}, indices {} and destination {} do not have one partition count, and "
+                               "indices and destination one size",
+                               shape_text(Executor::shape_of(inst.src[0])), shape_text(Executor::shape_of(inst.src[1])),
+                               shape_text(Executor::shape_of(inst.dst[0]))));
+  ex.check_written(inst.src[1].tensor, index.offs, act, "indices");
+  std::vector<double> values(dst.offs.size());
+  Offsets read;
+  for (std::int64_t p = 0; p < dst.p; ++p)
+    for (std::int64_t j = 0; j < dst.f; ++j) {
+      std::size_t i = dst.at(p, j);
+      if (!on(act, i))
+        continue;
+      double k = ex.read(inst.src[1].tensor, index.offs[index.at(p, j)]);
+      auto at = static_cast<std::int64_t>(k);
+      if (at < 0 || at >= data.f)
+        return ex.fail(fmt::format("index {} (element {} of partition {} of the indices) is past the {} elements of "
+                                   "the data's partition",
+                                   k, j, p, data.f));
+      read.push_back(data.offs[data.at(p, at)]);
+      values[i] = ex.read(inst.src[0].tensor, data.offs[data.at(p, at)]);
+    }
+  ex.check_written(inst.src[0].tensor, read, nullptr, "data");
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (on(act, i))
+      ex.write(inst.dst[0].tensor, dst.offs[i], values[i]);
+  return true;
+}
+
 namespace {
 
 /// NumPy's print of an array: nested brackets, and beyond 1000 elements only the first and last

@@ -35,7 +35,8 @@ constexpr Opcode kAllOpcodes[] = {
 constexpr Opcode kReduceOpcodes[] = {Opcode::TensorTensorScan, Opcode::PartitionReduce, Opcode::SelectReduce,
                                      Opcode::ScalarTensorTensor};
 /// Range selection, local gather and device printing.
-constexpr Opcode kGatherOpcodes[] = {Opcode::RangeSelect, Opcode::LocalGather, Opcode::DevicePrint};
+constexpr Opcode kGatherOpcodes[] = {Opcode::RangeSelect, Opcode::LocalGather, Opcode::DevicePrint,
+                                     Opcode::GatherFlattened};
 constexpr Engine kAllEngines[] = {Engine::Tensor, Engine::Vector, Engine::Scalar, Engine::GpSimd, Engine::Sync};
 constexpr LoopKind kAllLoops[] = {LoopKind::None, LoopKind::Range, LoopKind::Affine, LoopKind::Sequential,
                                   LoopKind::Static};
@@ -136,7 +137,7 @@ TEST_CASE("write_kernel: every part of a function survives into the text", "[bir
     %14 t_uint16 internal private_hbm uint16[2]
     %15 t_uint32 internal private_hbm uint32[2]
     %16 t_bool internal private_hbm bool[2]
-  instructions: 35
+  instructions: 36
     0: load sync dst=%4[[512, 128], [1, 512]] src=%0[[2048, 128], [1, 512]]+262144*pid0+512*pid1 loop=affine_range @4:14
     1: tensor_tensor vector dst=%5[[512, 64], [1, 512]]-7-3*pid2 src=%4[[512, 64], [1, 512]]+32, %4[[512, 64], [1, 512]] op='add' none=None flag=True off=False axis=-1 big=-9223372036854775808 zero=0 scale=0.5 negzero=-0.0 poszero=0.0 inf=-inf nan=nan tiny=1e-05 quote='it\'s "x"\n' empty='' bounds=(0, 128) single=(1,) unit=() mask=[True, None, 'x', []] opts={'b': 2, 'a': {'n': (1.5,)}, '': {}} loop=sequential_range @5:14
     2: load tensor dst=%3[[1, 4]]
@@ -171,7 +172,8 @@ TEST_CASE("write_kernel: every part of a function survives into the text", "[bir
     31: range_select gpsimd dst=%3[[1, 4]] src=%3[[1, 4]]
     32: local_gather gpsimd dst=%3[[1, 4]] src=%3[[1, 4]]
     33: device_print gpsimd dst=%3[[1, 4]] src=%3[[1, 4]]
-    34: collective gpsimd
+    34: gather_flattened gpsimd dst=%3[[1, 4]] src=%3[[1, 4]]
+    35: collective gpsimd
 )");
 }
 

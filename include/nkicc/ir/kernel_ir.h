@@ -160,6 +160,7 @@ enum class Opcode : std::uint8_t {
   RangeSelect, ///< nisa.range_select: on_true where its free index is within bounds, else a fill value
   LocalGather, ///< nisa.local_gather: GpSimd gather within each core's 16 partitions
   DevicePrint, ///< nl.device_print: the simulator prints a tile (no computation)
+  GatherFlattened, ///< nl.gather_flattened: per partition, elements of the flattened free dims by index
 };
 std::string_view opcode_name(Opcode op);
 
