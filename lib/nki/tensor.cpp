@@ -3,6 +3,7 @@
 #include "nkicc/trace/pylib.h"
 
 #include "index.h"
+#include "lowering.h"
 #include "objects.h"
 
 #include <fmt/format.h>
@@ -423,6 +424,25 @@ std::optional<Value> BlockTensorRef::get_attr(Interpreter &, std::string_view na
     return Value::object(std::make_shared<BufferObject>(b.memory));
   if (name == "name")
     return Value::str(b.name);
+  if (name == "view") {
+    // `t.view(dtype)` of a block tensor: a block tensor whose blocks view these blocks' bytes.
+    auto self = std::make_shared<BlockTensorRef>(*this);
+    return Value::object(std::make_shared<BuiltinFunction>("view", [self](Interpreter &, CallArgs &call) {
+      if (call.positional.size() + call.keywords.size() != 1)
+        raise_error("TypeError", fmt::format("view() takes 1 argument (dtype) but {} were given",
+                                             call.positional.size() + call.keywords.size()));
+      const Value &arg = call.positional.empty() ? call.keywords[0].second : call.positional[0];
+      if (!call.keywords.empty() && call.keywords[0].first != "dtype")
+        raise_error("TypeError", fmt::format("view() got an unexpected keyword argument '{}'", call.keywords[0].first));
+      std::optional<DType> dtype = dtype_arg(&arg, "view");
+      if (!dtype)
+        raise_error("TypeError", "view() missing required argument 'dtype'");
+      auto out = std::make_shared<BlockTensorRef>(*self);
+      if (*dtype != self->block_tensor().dtype)
+        out->index = self->builder->new_block_view(self->index, *dtype);
+      return Value::object(out);
+    }));
+  }
   return std::nullopt;
 }
 

@@ -96,7 +96,10 @@ bool oob_skip(const Value *mode, std::string_view op, std::string_view param);
 /// tile has no run-time index to check, so the mode changes nothing there.
 void add_oob_mode(bool skip, ir::AttrList &attrs);
 
-/// Methods of a tensor view: `x.reshape(shape)`, `x.broadcast_to(shape)`, `x.ap(...)`.
+/// `x.view(dtype)`: a view of the same bytes as `dtype` (KernelBuilder::new_view).
+std::shared_ptr<TensorRef> view_as(const TensorRef &self, DType to);
+
+/// Methods of a tensor view: `x.reshape(shape)`, `x.broadcast_to(shape)`, `x.ap(...)`, `x.view(dtype)`.
 std::optional<Value> tensor_method(Interpreter &interp, std::shared_ptr<TensorRef> self, std::string_view name);
 
 /// `target[...] = value` and `target[...] op= value` on a view: a store into HBM, a copy or
