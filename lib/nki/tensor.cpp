@@ -166,6 +166,11 @@ private:
 } // namespace
 
 Value TensorRef::get_item(Interpreter &, const Value &key) {
+  if (const auto *m = key.as<MaskObject>()) {
+    auto out = std::make_shared<TensorRef>(*this);
+    out->subscript_mask = std::make_shared<const std::string>(m->text);
+    return Value::object(out);
+  }
   if (indirect)
     raise_error("not-modelled", fmt::format("nkicc does not model indexing a view of tensor '{}' that a tile of "
                                             "indices already indexes",

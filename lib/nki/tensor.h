@@ -43,6 +43,9 @@ public:
   /// Set on an HBM view indexed by a tile of indices; `ap` then takes index 0 on the indexed
   /// dimension (the dimension's pair has step 0, or is dropped for a single index).
   std::shared_ptr<const IndirectIndex> indirect;
+  /// `t[...][mask]`: a predicate on the index tiles that the op reading this view applies to
+  /// the instruction it emits, as its `mask=` (when it has none of its own).
+  std::shared_ptr<const std::string> subscript_mask;
 };
 
 /// A tensor with block dimensions (`nl.ndarray((8, nl.par_dim(128), 512))`): indexing its

@@ -364,14 +364,20 @@ bool visit_matmul(Executor &ex, const bir::KernelInstruction &inst) {
                                shape_text(Executor::shape_of(dst))));
   Scratch &sc = scratch();
   Offsets &so = sc.off[0], &mo = sc.off[1], &d_o = sc.off[2];
+  // A mask (over the result's [M, N]) selects the results written; every product is computed.
+  std::vector<std::uint8_t> &active = sc.active;
+  bool masked = false;
+  if (!ex.mask(Executor::shape_of(dst), active, masked))
+    return false;
+  const std::vector<std::uint8_t> *act = masked ? &active : nullptr;
   if (!ex.offsets(st, so, nullptr, "stationary") || !ex.offsets(mv, mo, nullptr, "moving") ||
-      !ex.offsets(dst, d_o, nullptr, "destination"))
+      !ex.offsets(dst, d_o, act, "destination"))
     return false;
   ex.check_written(st.tensor, so, nullptr, "stationary");
   ex.check_written(mv.tensor, mo, nullptr, "moving");
   bool accumulate = flag_attr(ex, "accumulate");
   if (accumulate)
-    ex.check_written(dst.tensor, d_o, nullptr, "accumulated");
+    ex.check_written(dst.tensor, d_o, act, "accumulated");
   using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   // Kept across instructions: a kernel's matmuls are mostly one shape.
   static thread_local RowMajor S, V, R;
@@ -394,6 +400,8 @@ bool visit_matmul(Executor &ex, const bir::KernelInstruction &inst) {
   // A float32 PSUM tile holds the float sums exactly; another dtype rounds them.
   bool exact = ex.tensor(dst.tensor).dtype == DType::Float32;
   for (std::size_t i = 0; i < d_o.size(); ++i) {
+    if (act && !active[i])
+      continue;
     float r = R.data()[i];
     if (accumulate)
       r = static_cast<float>(ex.read(dst.tensor, d_o[i])) + r;
