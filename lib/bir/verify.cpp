@@ -166,6 +166,12 @@ std::optional<ir::Opcode> from_bir(Opcode v) {
     return ir::Opcode::Dropout;
   case Opcode::SequenceBounds:
     return ir::Opcode::SequenceBounds;
+  case Opcode::RangeSelect:
+    return ir::Opcode::RangeSelect;
+  case Opcode::LocalGather:
+    return ir::Opcode::LocalGather;
+  case Opcode::DevicePrint:
+    return ir::Opcode::DevicePrint;
   }
   return std::nullopt;
 }

@@ -147,6 +147,12 @@ Opcode to_bir(ir::Opcode op) {
     return Opcode::Dropout;
   case ir::Opcode::SequenceBounds:
     return Opcode::SequenceBounds;
+  case ir::Opcode::RangeSelect:
+    return Opcode::RangeSelect;
+  case ir::Opcode::LocalGather:
+    return Opcode::LocalGather;
+  case ir::Opcode::DevicePrint:
+    return Opcode::DevicePrint;
   }
   return Opcode::TensorCopy;
 }

@@ -232,6 +232,15 @@ void Machine::unpack(Frame &f, const Insn &in) {
   std::vector<Value> items;
   if (v.kind != K::Object && v.kind != K::Tuple && v.kind != K::List && v.kind != K::Str && v.kind != K::Dict)
     raise_python("TypeError", "cannot unpack non-iterable " + std::string(type_name(v)) + " object");
+  if (auto *obj = v.object(); obj && obj->is_host_placeholder() && !in_.tracing_kernel()) {
+    // Host code unpacking what nkicc does not model (`data, idx = kernel(x)` in a file's test
+    // code): one placeholder per target, each `v[k]`.
+    for (std::size_t k = 0; k < n; ++k)
+      R[in.a + k] = obj->get_item(in_, Value::integer(static_cast<std::int64_t>(k)));
+    if (starred)
+      R[in.a + in.d] = Value::list({});
+    return;
+  }
   if (auto *obj = v.object(); obj && !dynamic_cast<trace::RangeObject *>(obj)) {
     std::unique_ptr<trace::Iterator> it = obj->iterate(in_);
     if (!it)

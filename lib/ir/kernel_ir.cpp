@@ -144,6 +144,12 @@ std::string_view opcode_name(Opcode op) {
     return "dropout";
   case Opcode::SequenceBounds:
     return "sequence_bounds";
+  case Opcode::RangeSelect:
+    return "range_select";
+  case Opcode::LocalGather:
+    return "local_gather";
+  case Opcode::DevicePrint:
+    return "device_print";
   }
   return "?";
 }

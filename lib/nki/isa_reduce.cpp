@@ -222,6 +222,79 @@ Value lower_select_reduce(OpCall &c) {
   return Value::object(out);
 }
 
+/// range_select: per element (p, f), on_true where comp_op0(range_start + f, bound0[p]) and
+/// comp_op1(range_start + f, bound1[p]) (f the flattened free index, compared in float32),
+/// else on_false_value (FP32_MIN, the only value the hardware takes), with an optional max into
+/// the Vector engine's accumulator registers. NeuronCore-v3 and newer.
+Value lower_range_select(OpCall &c) {
+  std::string_view op = c.name();
+  int gen = c.kb().target.nc_generation;
+  if (gen < 3)
+    raise_error("err_unsupported_target",
+                fmt::format("'range_select' is available only on NeuronCore-v3 and newer (trn2, trn3), but the target "
+                            "is NeuronCore-v{}",
+                            gen));
+  auto on_true = c.required_tensor("on_true_tile");
+  check_partitions(on_true->shape());
+  if (integer_dtype(on_true->tensor().dtype))
+    raise_error("TypeError",
+                fmt::format("the on_true_tile of 'range_select' must be a floating-point tile, got {} of {}",
+                            on_true->describe(), dtype_name(on_true->tensor().dtype)));
+  std::vector<ir::AccessPattern> src = {on_true->ap};
+  for (std::string_view name : {"bound0", "bound1"}) {
+    auto b = c.required_tensor(name);
+    check_per_partition(op, *on_true, "on_true_tile", *b, name);
+    if (b->tensor().dtype != DType::Float32)
+      raise_error("TypeError", fmt::format("the {} of 'range_select' must be a float32 tile, got {} of {}", name,
+                                           b->describe(), dtype_name(b->tensor().dtype)));
+    // Partition p's bound, repeated along every free dimension of on_true (of any rank).
+    ir::AccessPattern view = b->ap;
+    view.pattern.clear();
+    view.pattern.push_back(b->ap.pattern[0]);
+    for (std::size_t d = 1; d < on_true->shape().size(); ++d)
+      view.pattern.push_back({0, on_true->shape()[d]});
+    src.push_back(view);
+  }
+  ir::AttrList attrs;
+  for (std::string_view name : {"comp_op0", "comp_op1"}) {
+    std::string cmp = c.op_name(name);
+    if (cmp != "equal" && cmp != "less" && cmp != "less_equal" && cmp != "greater" && cmp != "greater_equal")
+      raise_error("ValueError", fmt::format("the {} of 'range_select' must be one of nl.equal, nl.less, "
+                                            "nl.less_equal, nl.greater, nl.greater_equal, not '{}'",
+                                            name, cmp));
+    attrs.emplace_back(std::string(name), PyConstant::str(cmp));
+  }
+  const Value &start = c.required("range_start");
+  if (start.kind != Value::Kind::Int)
+    raise_error("TypeError", fmt::format("the range_start of 'range_select' must be a compile-time integer, not {}",
+                                         trace::repr(start)));
+  if (start.i < 0 || start.i + product(on_true->shape(), 1) > (std::int64_t{1} << 24))
+    raise_error("ValueError", fmt::format("'range_select' compares range_start + free index in float32: range_start "
+                                          "{} plus the {} elements per partition of {} must stay within 2^24",
+                                          start.i, product(on_true->shape(), 1), on_true->describe()));
+  attrs.emplace_back("range_start", PyConstant::integer(start.i));
+  constexpr double kFp32Min = -3.4028234663852886e38;
+  double fill = kFp32Min;
+  if (const Value *v = c.get("on_false_value")) {
+    PyConstant k = scalar_constant(*v);
+    fill = k.kind == PyConstant::Kind::Float ? k.f : k.kind == PyConstant::Kind::Int ? static_cast<double>(k.i) : 0;
+    if (static_cast<float>(fill) != static_cast<float>(kFp32Min))
+      raise_error("ValueError", fmt::format("the on_false_value of 'range_select' must be nl.fp32.min "
+                                            "(-3.4028235e+38), the only fill value the hardware takes, not {}",
+                                            trace::repr(*v)));
+  }
+  attrs.emplace_back("on_false_value", PyConstant::floating(kFp32Min));
+  if (reduce_name(c.op_name("reduce_op")) != "max")
+    raise_error("ValueError",
+                fmt::format("the reduce_op of 'range_select' must be nl.maximum, not '{}'", c.op_name("reduce_op")));
+  auto reduce = fused_reduce(c, *on_true, Accumulator::Vector, "idle");
+  auto out =
+      new_tile(c.kb(), "range_select", ir::Memory::Sbuf, on_true->shape(), c.dtype().value_or(on_true->tensor().dtype));
+  auto dst = with_reduce_dst(*out, reduce, attrs);
+  c.emit(dst, src, attrs);
+  return Value::object(out);
+}
+
 /// (data <op0> operand0) <op1> operand1 on the Vector engine: operand0 a number or a [P, 1]
 /// tile, operand1 a tile of data's size.
 Value lower_scalar_tensor_tensor(OpCall &c) {
@@ -261,6 +334,11 @@ const OpDef kOps[] = {
      "reduce_cmd: any = None, reduce_op: op = 'maximum', reverse_pred: bool = False, dtype: dtype? = None, "
      "mask: mask? = None)",
      kVector, ir::Opcode::SelectReduce, lower_select_reduce, dst_at(3)},
+    {"range_select(*, on_true_tile: tile, comp_op0: op, comp_op1: op, bound0: tile, bound1: tile, reduce_cmd: any = "
+     "None, "
+     "reduce_res: tile? = None, reduce_op: op = 'maximum', range_start: any = 0, on_false_value: scalar? = None, "
+     "mask: mask? = None, dtype: dtype? = None)",
+     kVector, ir::Opcode::RangeSelect, lower_range_select, dst_at(0)},
     {"scalar_tensor_tensor(data: tile, op0: op, operand0: tile_or_scalar, op1: op, operand1: tile, "
      "reverse0: bool = False, reverse1: bool = False, *, dtype: dtype? = None, mask: mask? = None)",
      kVector, ir::Opcode::ScalarTensorTensor, lower_scalar_tensor_tensor, dst_at(1)},

@@ -1,6 +1,7 @@
 // nisa's selection, shuffle and random-number ops (max8, nc_find_index8, nc_match_replace8,
 // nc_stream_shuffle, dropout, sequence_bounds, tensor_copy_predicated, tensor_copy_dynamic_src /
-// _dst, dma_transpose), nl's random-number generator (nl.rand, nl.random_seed) and nl.atomic_rmw.
+// _dst, dma_transpose, local_gather), nl's random-number generator (nl.rand, nl.random_seed),
+// nl.atomic_rmw and nl.device_print.
 // Each is one instruction; lib/sim/visitors_select.cpp says what it computes. The constraints are
 // those NKI's documentation of each op states.
 #include "index.h"
@@ -315,6 +316,69 @@ Value lower_dma_transpose(OpCall &c) {
   return Value::object(out);
 }
 
+// local_gather: each of GpSimd's 8 cores gathers within its 16 partitions. The result has
+// num_valid_indices * num_elem_per_idx elements per partition, in src_buffer's dtype (no
+// casting).
+Value lower_local_gather(OpCall &c) {
+  if (c.has("mask"))
+    raise_error("not-modelled", "nkicc does not model a masked 'local_gather' yet");
+  auto src = c.required_tensor("src_buffer");
+  auto index = c.required_tensor("index");
+  for (const auto &[t, name] : {std::pair{src, "src_buffer"}, std::pair{index, "index"}})
+    if (t->tensor().memory != ir::Memory::Sbuf)
+      raise_error("err_unsupported_memory", fmt::format("Expected operand '{}' of 'local_gather' to be in address "
+                                                        "space 'sbuf', but got a tile in 'psum' instead.",
+                                                        name));
+  check_same_partitions(*src, "src_buffer", *index, "index", "local_gather");
+  std::int64_t partitions = src->shape()[0];
+  if (partitions % 16 != 0)
+    raise_error("ValueError", fmt::format("'local_gather' works on groups of 16 partitions (one per GpSimd core): the "
+                                          "partitions of src_buffer '{}' must be a multiple of 16",
+                                          src->describe()));
+  if (index->tensor().dtype != DType::UInt16)
+    raise_error("TypeError", fmt::format("the index of 'local_gather' must be a uint16 tile, not {}",
+                                         dtype_name(index->tensor().dtype)));
+  std::int64_t per_idx = c.integer("num_elem_per_idx");
+  if (per_idx != 1 && per_idx != 2 && per_idx != 4 && per_idx != 8 && per_idx != 16 && per_idx != 32)
+    raise_error("ValueError", fmt::format("the num_elem_per_idx of 'local_gather' must be one of 1, 2, 4, 8, 16, 32, "
+                                          "not {}",
+                                          per_idx));
+  // Each core's 16-partition slice of index holds this many indices.
+  std::int64_t per_core = 16 * per_partition(*index);
+  std::int64_t valid = c.has("num_valid_indices") ? c.integer("num_valid_indices") : per_core;
+  if (valid < 1 || valid > per_core)
+    raise_error("ValueError", fmt::format("the num_valid_indices of 'local_gather' must be 1 to the {} indices of "
+                                          "each core's 16 partitions of '{}', not {}",
+                                          per_core, index->describe(), valid));
+  if (valid > 4096)
+    raise_error("ValueError",
+                fmt::format("'local_gather' gathers at most 4096 indices per GpSimd core, not {}", valid));
+  // A [P, F] index with every index valid gives a [P, F, 16, num_elem_per_idx] result (element
+  // (p, i, r, e) gathered by index[16 * (p / 16) + r, i]), as NKI shapes local_gather's tile;
+  // otherwise [P, num_valid_indices, num_elem_per_idx].
+  ir::Shape shape = {partitions, valid, per_idx};
+  if (valid == per_core && index->shape().size() == 2)
+    shape = {partitions, index->shape()[1], 16, per_idx};
+  auto out = new_tile(c.kb(), "local_gather", ir::Memory::Sbuf, shape, src->tensor().dtype);
+  ir::AccessPattern srcs[] = {src->ap, index->ap};
+  c.emit({&out->ap, 1}, srcs,
+         {{"num_elem_per_idx", PyConstant::integer(per_idx)}, {"num_valid_indices", PyConstant::integer(valid)}});
+  return Value::object(out);
+}
+
+// nl.device_print(prefix, x): an instruction that computes nothing; the simulator prints x.
+Value lower_device_print(OpCall &c) {
+  const Value &prefix = c.required("prefix");
+  if (prefix.kind != Value::Kind::Str)
+    raise_error("TypeError",
+                fmt::format("the prefix of 'device_print' must be a string, not {}", trace::type_name(prefix)));
+  if (c.has("mask"))
+    raise_error("not-modelled", "nkicc does not model a masked 'device_print' yet");
+  auto x = c.required_tensor("x");
+  c.emit({}, {&x->ap, 1}, {{"prefix", PyConstant::str(prefix.str_text())}});
+  return Value::none();
+}
+
 // ---- nl's random number generator ----------------------------------------------------------
 
 // nl.atomic_rmw(dst, value, op): dst = op(dst, value) on HBM, read, modified and written by one
@@ -403,6 +467,12 @@ const OpDef kIsaOps[] = {
      ir::Opcode::Transpose,
      lower_dma_transpose,
      {true, 1, false}},
+    {"local_gather(src_buffer: tile, index: tile, num_elem_per_idx: int = 1, num_valid_indices: int? = None, *, "
+     "mask: mask? = None)",
+     kGpSimd,
+     ir::Opcode::LocalGather,
+     lower_local_gather,
+     {true, 2, false}},
     {"tensor_copy_dynamic_dst(*, dst: tile, src: tile, mask: mask? = None, dtype: dtype? = None, engine: any = None)",
      kVector,
      ir::Opcode::TensorCopy,
@@ -415,6 +485,8 @@ const OpDef kIsaOps[] = {
 const OpDef kLanguageOps[] = {
     {"rand(shape: any, dtype: dtype? = None)", kVector, ir::Opcode::Rand, lower_rand},
     {"random_seed(seed: any, *, mask: mask? = None)", kVector, ir::Opcode::RandomSeed, lower_random_seed},
+    {"device_print(prefix: any, x: tensor, *, mask: mask? = None)", kGpSimd, ir::Opcode::DevicePrint,
+     lower_device_print},
     {"atomic_rmw(dst: hbm, value: tile_or_scalar, op: op, *, mask: mask? = None)",
      ir::Engine::Sync,
      ir::Opcode::Store,

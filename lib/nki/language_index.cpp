@@ -89,6 +89,8 @@ Value lower_spmd_dim(OpCall &c) {
   return total;
 }
 
+// `directives=` and `precise_schedule=` steer NKI's instruction scheduler; nkicc does not
+// schedule (the trace is in program order), so they are checked and change nothing.
 Value lower_range(OpCall &c) {
   auto r = std::make_shared<NkiRangeObject>();
   std::string_view op = c.name();
@@ -118,9 +120,12 @@ const OpDef kOps[] = {
     {"par_dim(size: int)", kNone, kNoOp, lower_par_dim},
     {"nc(n: int)", kNone, kNoOp, lower_nc},
     {"spmd_dim(*dims: any)", kNone, kNoOp, lower_spmd_dim},
-    {"affine_range(start: int, stop: int? = None, step: int? = None, *, directives: any = None)", kNone, kNoOp, lower_range},
-    {"sequential_range(start: int, stop: int? = None, step: int? = None, *, directives: any = None)", kNone, kNoOp, lower_range},
-    {"static_range(start: int, stop: int? = None, step: int? = None, *, directives: any = None)", kNone, kNoOp, lower_range},
+    {"affine_range(start: int, stop: int? = None, step: int? = None, *, directives: any = None, precise_schedule: bool = False)",
+     kNone, kNoOp, lower_range},
+    {"sequential_range(start: int, stop: int? = None, step: int? = None, *, directives: any = None, precise_schedule: bool = False)",
+     kNone, kNoOp, lower_range},
+    {"static_range(start: int, stop: int? = None, step: int? = None, *, directives: any = None, precise_schedule: bool = False)",
+     kNone, kNoOp, lower_range},
 };
 
 /// nl.constants (neuronxcc.nki.language.constants): functions of dtypes kernels size tiles by.

@@ -1,8 +1,12 @@
 // nl's compute ops: element-wise math (activations on the Scalar engine, binary ALU ops on the
 // Vector engine), reductions over free axes, nl.matmul and nl.transpose.
+#include "index.h"
 #include "lowering.h"
+#include "objects.h"
 #include "op_table.h"
 #include "runtime.h"
+
+#include <fmt/format.h>
 
 namespace nkicc::nki {
 
@@ -34,6 +38,88 @@ Value lower_matmul(OpCall &c) {
 }
 
 Value lower_transpose(OpCall &c) { return transpose(c.kb(), *c.required_tensor("x"), "transpose", ir::Engine::Tensor); }
+
+// nl.where(condition, x, y): x where the condition holds (is non-zero), else y, element by
+// element: one Select on the Vector engine (as tensor_copy_predicated), operands broadcast as
+// nl's element-wise ops broadcast them. A number operand is set into a tile of the result's
+// shape first (a Memset), since Select reads three tiles.
+Value lower_where(OpCall &c) {
+  KernelBuilder &kb = c.kb();
+  auto cond = c.required_tensor("condition");
+  const Value *operands[] = {&c.required("x"), &c.required("y")};
+  const char *names[] = {"x", "y"};
+  std::shared_ptr<TensorRef> tiles[2];
+  ir::Shape shape = cond->shape();
+  std::optional<DType> dtype = c.dtype();
+  std::optional<DType> tile_dtype, scalar_dtype;
+  for (int k = 0; k < 2; ++k) {
+    if (operands[k]->shared_as<TensorRef>()) {
+      tiles[k] = as_tensor(*operands[k], "where", names[k]);
+      ir::Shape s = broadcast_shapes(*cond, *tiles[k], "where", "condition", names[k], true);
+      for (std::size_t d = 0; d < s.size(); ++d) {
+        if (s[d] == shape[d] || s[d] == 1)
+          continue;
+        if (shape[d] != 1 && shape[d] != cond->shape()[d])
+          raise_error("ValueError", fmt::format("operands of 'where' cannot be broadcast together: x{} and y{}",
+                                                shape_text(tiles[0]->shape()), shape_text(tiles[k]->shape())));
+        shape[d] = s[d];
+      }
+      DType t = tiles[k]->tensor().dtype;
+      tile_dtype = tile_dtype ? promote(*tile_dtype, t) : t;
+    } else { // a number (the signature's tile_or_scalar)
+      DType t = weak_scalar_dtype(*operands[k]);
+      scalar_dtype = scalar_dtype ? promote(*scalar_dtype, t) : t;
+    }
+  }
+  // A number takes the tile operand's dtype (NKI's weak scalars); two numbers their own.
+  DType out_dtype = dtype.value_or(tile_dtype.value_or(scalar_dtype.value_or(DType::Float32)));
+  ir::AccessPattern srcs[3] = {broadcast_view(*cond, shape)};
+  for (int k = 0; k < 2; ++k) {
+    if (tiles[k]) {
+      srcs[k + 1] = broadcast_view(*tiles[k], shape);
+      continue;
+    }
+    auto filled = new_tile(kb, "where", ir::Memory::Sbuf, shape, out_dtype);
+    memset(kb, *filled, *operands[k]);
+    srcs[k + 1] = filled->ap;
+  }
+  auto out = new_tile(kb, "where", ir::Memory::Sbuf, shape, out_dtype);
+  c.emit({&out->ap, 1}, srcs);
+  return Value::object(out);
+}
+
+// nl.loop_reduce(x, op, loop_indices): `dst = op(dst, x)` across a loop, where dst is the tile
+// the result is assigned into; emitted at that assignment (LoopReduceObject). loop_indices
+// names the loops the reduction runs across (loop indices or numbers); nkicc checks them and
+// emits the same instruction in every iteration, as the loop's trace does.
+Value lower_loop_reduce(OpCall &c) {
+  auto x = c.required_tensor("x");
+  std::string op = c.op_name("op");
+  if (op == "max" || op == "min") // np.max / np.min name the element-wise maximum / minimum here
+    op = op == "max" ? "maximum" : "minimum";
+  if (op != "add" && op != "multiply" && op != "maximum" && op != "minimum")
+    raise_error("ValueError", fmt::format("'loop_reduce' reduces with add, multiply, maximum or minimum, not '{}'", op));
+  const Value &indices = c.required("loop_indices");
+  auto check_index = [](const Value &v) {
+    if (v.kind == Value::Kind::Int || v.as<IndexObject>())
+      return;
+    raise_error("TypeError", fmt::format("'loop_indices' of 'loop_reduce' must be loop indices of nl.affine_range "
+                                         "(or numbers), not '{}'",
+                                         trace::type_name(v)));
+  };
+  if (indices.kind == Value::Kind::Tuple || indices.kind == Value::Kind::List) {
+    for (const Value &v : indices.seq().items)
+      check_index(v);
+  } else {
+    check_index(indices);
+  }
+  auto out = std::make_shared<LoopReduceObject>();
+  out->x = Value::object(x);
+  out->op = std::move(op);
+  if (const MaskObject *m = c.mask())
+    out->mask = m->text;
+  return Value::object(std::move(out));
+}
 
 constexpr ir::Engine kScalar = ir::Engine::Scalar;
 constexpr ir::Engine kVector = ir::Engine::Vector;
@@ -117,6 +203,11 @@ const OpDef kOps[] = {
     OpDef{"all(x: tile, axis: any, *, dtype: dtype = 'bool', mask: mask? = None, keepdims: bool = False)", kVector,
           kReduce, lower_reduce, {}, "all"},
     NKI_REDUCE("any"),
+    {"loop_reduce(x: tile, op: op, loop_indices: any, *, dtype: dtype? = None, mask: mask? = None)", kVector, kTT,
+     lower_loop_reduce},
+    // Selection.
+    {"where(condition: tile, x: tile_or_scalar, y: tile_or_scalar, *, dtype: dtype? = None, mask: mask? = None)",
+     kVector, ir::Opcode::Select, lower_where},
     // The Tensor engine.
     {"matmul(x: tile, y: tile, *, transpose_x: bool = False, mask: mask? = None)", ir::Engine::Tensor,
      ir::Opcode::MatMul, lower_matmul},

@@ -19,8 +19,16 @@ std::shared_ptr<TensorRef> as_tensor(const Value &v, std::string_view op, std::s
       raise_error("err_tensor_access_out_of_bound", t->out_of_bound);
     return t;
   }
+  if (v.as<LoopReduceObject>())
+    raise_loop_reduce_operand(param, op);
   raise_error("TypeError",
               fmt::format("parameter '{}' of '{}' must be a tensor or tile, not '{}'", param, op, trace::type_name(v)));
+}
+
+void raise_loop_reduce_operand(std::string_view param, std::string_view op) {
+  raise_error("TypeError", fmt::format("parameter '{}' of '{}' is the result of 'nl.loop_reduce', which is assigned "
+                                       "into its destination tile first (acc[...] = nl.loop_reduce(x, ...))",
+                                       param, op));
 }
 
 void require_on_chip(const TensorRef &t, std::string_view op, std::string_view param) {

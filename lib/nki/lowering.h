@@ -41,6 +41,9 @@ std::string_view binop_name(python::BinOpKind op);
 // ---- constraints ------------------------------------------------------------------------------
 
 void require_on_chip(const TensorRef &t, std::string_view op, std::string_view param);
+/// The error for passing what nl.loop_reduce gives as an operand before it is assigned into its
+/// destination (LoopReduceObject).
+[[noreturn]] void raise_loop_reduce_operand(std::string_view param, std::string_view op);
 void require_hbm(const TensorRef &t, std::string_view op, std::string_view param);
 /// TC#1: at most 128 partitions and 4 free dimensions.
 void check_partitions(const ir::Shape &shape);

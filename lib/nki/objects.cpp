@@ -74,34 +74,15 @@ std::optional<Value> JitKernel::get_attr(Interpreter &interp, std::string_view n
 
 namespace {
 
-/// lib: what launching a kernel from host code gives (`out = kernel(a)` at module level, in test
-/// code): nothing nkicc computes. Harmless at module level; a kernel that uses it says so.
-class HostLaunchResult : public Object {
-public:
-  explicit HostLaunchResult(std::string kernel) : kernel_(std::move(kernel)) {}
-  std::string_view type_name() const override { return "HostLaunchResult"; }
-  std::string repr() const override { return "<result of a host launch of kernel '" + kernel_ + "'>"; }
-  Value call(Interpreter &interp, CallArgs &) override { return use(interp); }
-  std::optional<Value> get_attr(Interpreter &interp, std::string_view) override { return use(interp); }
-  Value get_item(Interpreter &interp, const Value &) override { return use(interp); }
-  std::optional<Value> binary_op(Interpreter &interp, python::BinOpKind, const Value &, bool) override {
-    return use(interp);
-  }
-  bool truthy(Interpreter &interp) override {
-    use(interp);
-    return true;
-  }
-
-private:
-  Value use(Interpreter &interp) {
-    if (interp.in_function())
-      raise_error("unmodelled", fmt::format("nkicc does not model the result of launching kernel '{}' from host "
-                                            "code: it traces only the description's calls",
-                                            kernel_));
-    return Value::object(std::make_shared<HostLaunchResult>(kernel_));
-  }
-  std::string kernel_;
-};
+/// lib: what launching a kernel from host code gives (`out = kernel(a)` at module level, in a
+/// file's test code): nothing nkicc computes. A placeholder in host code (`a, b = kernel(x)`,
+/// `out.shape`); a kernel that uses it says so.
+Value host_launch_result(const std::string &kernel) {
+  return Value::object(trace::OpaqueObject::with_use_message(
+      kernel + "()", fmt::format("nkicc does not model the result of launching kernel '{}' from host "
+                                 "code: it traces only the description's calls",
+                                 kernel)));
+}
 
 std::string kernel_name(const Value &function) {
   if (auto *f = function.as<FunctionObject>())
@@ -117,7 +98,7 @@ public:
   std::string_view type_name() const override { return "GridLaunch"; }
   Value call(Interpreter &, CallArgs &) override {
     if (rt_ && !rt_->current)
-      return Value::object(std::make_shared<HostLaunchResult>(kernel_));
+      return host_launch_result(kernel_);
     raise_error("err_nested_kernel_with_spmd_grid",
                 "a kernel called from another kernel may not carry its own SPMD grid");
   }
@@ -170,7 +151,7 @@ std::shared_ptr<BuiltinFunction> jit_decorator(const std::string &name, const Nk
 Value JitKernel::call(Interpreter &interp, CallArgs &args) {
   // From host code (no trace in progress) a launch computes nothing nkicc sees.
   if (runtime && !runtime->current)
-    return Value::object(std::make_shared<HostLaunchResult>(kernel_name(function)));
+    return host_launch_result(kernel_name(function));
   return interp.call(function, args);
 }
 

@@ -87,6 +87,19 @@ public:
   std::string name;
 };
 
+/// What `nl.loop_reduce(x, op=, loop_indices=)` gives: a reduction whose destination is also
+/// its left operand, so nothing is emitted until the result is assigned into that destination
+/// (`acc[...] = nl.loop_reduce(x, op=np.add, loop_indices=[k])` is `acc = op(acc, x)`, one
+/// TensorTensor). Used any other way it is an error naming the form (view_operators.cpp).
+class LoopReduceObject : public Object {
+public:
+  std::string_view type_name() const override { return "loop_reduce"; }
+  std::string repr() const override { return "<nl.loop_reduce(" + op + ") result>"; }
+  Value x;              ///< the tile reduced into the destination
+  std::string op;       ///< NKI's ALU op name (`add`, `maximum`)
+  std::string mask;     ///< the predicate of `mask=`, empty for none
+};
+
 /// `nl.affine_range`, `nl.sequential_range`, `nl.static_range`: Python ranges that record
 /// their loop kind on the instructions emitted in their body.
 class NkiRangeObject : public Object {

@@ -220,6 +220,8 @@ OpCall::OpCall(NkiRuntime *runtime, KernelBuilder *builder, const OpInfo &info, 
       if (auto *b = v.as<BlockTensorRef>())
         b->raise_not_a_tile();
       auto *t = v.as<TensorRef>();
+      if (!t && v.as<LoopReduceObject>())
+        raise_loop_reduce_operand(p.name, op.name);
       if (!t)
         wrong();
       if (!t->out_of_bound.empty() && !masked)
@@ -243,6 +245,8 @@ OpCall::OpCall(NkiRuntime *runtime, KernelBuilder *builder, const OpInfo &info, 
         if (!t->out_of_bound.empty() && !masked)
           raise_error("err_tensor_access_out_of_bound", t->out_of_bound);
         require_on_chip(*t, op.name, p.name);
+      } else if (v.as<LoopReduceObject>()) {
+        raise_loop_reduce_operand(p.name, op.name);
       } else if (!is_scalar(v)) {
         wrong();
       }
@@ -421,9 +425,35 @@ Value call_with_dst(NkiRuntime &rt, const OpInfo &op, Interpreter &interp, CallA
   return Value::none();
 }
 
+/// `nisa.op(..., name="mm1")`: runs the call, then names every instruction it emitted.
+Value call_named(NkiRuntime &rt, const OpInfo &op, Interpreter &interp, CallArgs &call,
+                 const BuiltinFunction::Impl &impl) {
+  std::optional<Value> name;
+  for (auto it = call.keywords.begin(); it != call.keywords.end(); ++it)
+    if (it->first == "name") {
+      name = it->second;
+      call.keywords.erase(it);
+      break;
+    }
+  if (!name || name->is_none())
+    return impl(interp, call);
+  if (name->kind != Value::Kind::Str)
+    raise_error("TypeError", fmt::format("'name' of '{}' must be a str, not '{}'", op.name, trace::type_name(*name)));
+  KernelBuilder &kb = rt.builder(op.name);
+  std::size_t first = kb.fn.instructions.size();
+  Value result = impl(interp, call);
+  for (std::size_t i = first; i < kb.fn.instructions.size(); ++i) {
+    ir::Instruction &inst = kb.fn.instructions[i];
+    ir::AttrList attrs = kb.fn.attrs(inst);
+    attrs.emplace_back("name", PyConstant::str(name->str_text()));
+    kb.fn.set_attrs(inst, attrs);
+  }
+  return result;
+}
+
 } // namespace
 
-void install_ops(NkiRuntime &rt, ModuleObject &module, std::span<const OpDef> table) {
+void install_ops(NkiRuntime &rt, ModuleObject &module, std::span<const OpDef> table, bool named) {
   for (const OpDef &def : table) {
     auto info = std::make_shared<const OpInfo>(parse_signature(def));
     std::string name(info->name);
@@ -434,6 +464,10 @@ void install_ops(NkiRuntime &rt, ModuleObject &module, std::span<const OpDef> ta
       impl = [&rt, info](Interpreter &interp, CallArgs &call) {
         OpCall c(&rt, nullptr, *info, interp, call);
         return lower_masked(*info, c);
+      };
+    if (named && info->index("name") == info->params.size())
+      impl = [&rt, info, inner = std::move(impl)](Interpreter &interp, CallArgs &call) {
+        return call_named(rt, *info, interp, call, inner);
       };
     module.globals().set(name, Value::object(std::make_shared<BuiltinFunction>(name, std::move(impl))));
   }

@@ -138,7 +138,9 @@ private:
 };
 
 /// Makes a module function of each op of `table` (named by its signature) in `module`.
-void install_ops(NkiRuntime &rt, ModuleObject &module, std::span<const OpDef> table);
+/// `named`: the ops also take NKI's `name=` keyword (nisa's: a name for the instructions a call
+/// emits, which the IR and BIR record as their `name` attribute).
+void install_ops(NkiRuntime &rt, ModuleObject &module, std::span<const OpDef> table, bool named = false);
 
 /// The op families: each fills its table in its own file.
 std::span<const OpDef> language_memory_ops();    ///< nl.load, nl.store, nl.ndarray, ...

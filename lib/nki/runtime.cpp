@@ -91,9 +91,9 @@ void NkiRuntime::build_modules() {
   install_ops(*this, *nl, language_memory_ops());
   install_ops(*this, *nl, language_math_ops());
   install_ops(*this, *nl, language_index_ops());
-  install_ops(*this, *nisa, isa_ops());
-  install_ops(*this, *nisa, isa_reduce_ops());
-  install_ops(*this, *nisa, isa_select_ops());
+  install_ops(*this, *nisa, isa_ops(), true);
+  install_ops(*this, *nisa, isa_reduce_ops(), true);
+  install_ops(*this, *nisa, isa_select_ops(), true);
   install_ops(*this, *nl, language_misc_ops());
   auto nl_constants = std::make_shared<ModuleObject>("neuronxcc.nki.language.constants");
   install_ops(*this, *nl_constants, language_constants_ops());

@@ -1,6 +1,7 @@
 // Python's operators on tiles and assignment to views: `a + b`, `-x`, `t[...] = v`,
 // `t[...] += v`, `acc += x`, each lowered to the instruction NKI emits for it.
 #include "lowering.h"
+#include "objects.h"
 #include "tensor.h"
 
 #include <fmt/format.h>
@@ -65,6 +66,21 @@ void assign_to_view(Interpreter &, TensorRef &target, const Value &value, std::o
       raise_error("TypeError", fmt::format("only a tile can be assigned to HBM tensor '{}', not '{}'", t.name,
                                            trace::type_name(value)));
     store(kb, target, v, nullptr, t.name, v->tensor().name);
+    return;
+  }
+  if (const auto *lr = value.as<LoopReduceObject>()) {
+    // `acc[...] = nl.loop_reduce(x, op=...)`: acc = op(acc, x), acc the destination and the
+    // left operand.
+    if (op)
+      raise_error("TypeError", "the result of 'nl.loop_reduce' is assigned into its destination with '=', not an "
+                               "augmented assignment");
+    const TensorRef &x = *lr->x.as<TensorRef>();
+    broadcast_shapes(target, x, "loop_reduce", "dst", "x", true);
+    ir::AttrList attrs = {{"op", PyConstant::str(lr->op)}};
+    if (!lr->mask.empty())
+      attrs.emplace_back("mask", PyConstant::str(lr->mask));
+    kb.emit(ir::Opcode::TensorTensor, ir::Engine::Vector, {target.ap}, {target.ap, broadcast_view(x, target.shape())},
+            attrs);
     return;
   }
   auto v = value.shared_as<TensorRef>();

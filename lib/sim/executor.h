@@ -64,6 +64,10 @@ public:
   void warn_once(std::string_view kind, std::string message);
   /// `instruction 12 (tensor_tensor at line 14:9)`, for messages.
   std::string where() const;
+  /// Records what a device_print prints: a note after where(), in instruction order.
+  void print(std::string text) {
+    run_.messages.push_back({Severity::Note, where() + ": " + std::move(text), "sim-device-print"});
+  }
 
   /// The element offsets of a view in row-major order of its shape. Elements inactive in
   /// `active` (a mask) get -1 and need not lie inside the tensor; every other one must.

@@ -870,6 +870,12 @@ bool execute_instruction(Executor &ex, const bir::KernelInstruction &inst) {
     return visit_dropout(ex, inst);
   case ir::Opcode::SequenceBounds:
     return visit_sequence_bounds(ex, inst);
+  case ir::Opcode::RangeSelect:
+    return visit_range_select(ex, inst);
+  case ir::Opcode::LocalGather:
+    return visit_local_gather(ex, inst);
+  case ir::Opcode::DevicePrint:
+    return visit_device_print(ex, inst);
   }
   return ex.fail("its opcode has no simulator visitor");
 }

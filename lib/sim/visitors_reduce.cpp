@@ -361,6 +361,41 @@ bool visit_select_reduce(Executor &ex, const bir::KernelInstruction &inst) {
          reduce.finish(ex, inst);
 }
 
+/// RangeSelect: dst[p, f] = on_true[p, f] where comp_op0(range_start + f, bound0[p]) and
+/// comp_op1(range_start + f, bound1[p]) hold (f the flattened free index, the comparisons in
+/// float32), else on_false_value; with its fused reduction (max). Sources: on_true and the two
+/// bounds broadcast along the free axes.
+bool visit_range_select(Executor &ex, const bir::KernelInstruction &inst) {
+  FusedReduction reduce;
+  if (!reduce.init(ex, inst))
+    return false;
+  if (!operands(ex, inst, reduce.destinations(), 3, 3))
+    return false;
+  const BinaryOp *cmp0 = alu_op(ex, "comp_op0");
+  const BinaryOp *cmp1 = cmp0 ? alu_op(ex, "comp_op1") : nullptr;
+  if (!cmp1)
+    return false;
+  double start = 0, fill = 0;
+  bool tile = false;
+  if (!number_or_tile(ex, "range_start", start, tile) || !number_or_tile(ex, "on_false_value", fill, tile))
+    return false;
+  std::int64_t partitions = 0, per = 0;
+  if (!rows(ex, inst.dst[0], partitions, per))
+    return false;
+  auto row = static_cast<std::size_t>(per > 0 ? per : 1);
+  auto f = static_cast<float>(fill);
+  return map_elements(ex, inst, inst.src,
+                      [&](const double *v, std::size_t i) {
+                        auto index = static_cast<float>(start + static_cast<double>(i % row));
+                        bool in = cmp0->f32(index, static_cast<float>(v[1])) != 0 &&
+                                  cmp1->f32(index, static_cast<float>(v[2])) != 0;
+                        double r = in ? static_cast<double>(static_cast<float>(v[0])) : f;
+                        reduce.add(i, r);
+                        return r;
+                      }) &&
+         reduce.finish(ex, inst);
+}
+
 /// ScalarTensorTensor: dst = op1(op0(data, operand0), operand1) in float32 (`reverseN` swaps
 /// that op's operands). Sources: data, the operand0 tile when `operand0` is 'tile', operand1.
 bool visit_scalar_tensor_tensor(Executor &ex, const bir::KernelInstruction &inst) {

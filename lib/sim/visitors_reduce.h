@@ -13,6 +13,7 @@ bool visit_tensor_tensor_scan(Executor &ex, const bir::KernelInstruction &inst);
 bool visit_partition_reduce(Executor &ex, const bir::KernelInstruction &inst);
 bool visit_select_reduce(Executor &ex, const bir::KernelInstruction &inst);
 bool visit_scalar_tensor_tensor(Executor &ex, const bir::KernelInstruction &inst);
+bool visit_range_select(Executor &ex, const bir::KernelInstruction &inst);
 
 /// An instruction's fused reduction (attrs `reduce_op`, `reduce_cmd`, `reduce_init`,
 /// `reduce_negate`; `reduce_res` is its second destination, one element per partition). The

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "nkicc/sim/numeric.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -361,6 +363,131 @@ bool visit_sequence_bounds(Executor &ex, const bir::KernelInstruction &inst) {
     ex.write(inst.dst[0].tensor, d[i], lo[i]);
     ex.write(inst.dst[0].tensor, d[n + i], hi[i]);
   }
+  return true;
+}
+
+/// LocalGather: GpSimd core c serves partitions 16c to 16c + 15. It flattens its 16 partitions
+/// of `index` partition first, in NumPy's order 'F' (of a [P, F] index, the j-th is
+/// index[16c + j % 16, j / 16]) and, for each of
+/// the first num_valid_indices indices k_j, copies num_elem_per_idx contiguous elements from
+/// each of its partitions p: dst[p, j, e] = src[p, k_j + e], src's free dimensions flattened.
+/// The hardware leaves an index past the partition's elements undefined: an error here. A mask
+/// (over the destination) leaves elements unwritten.
+bool visit_local_gather(Executor &ex, const bir::KernelInstruction &inst) {
+  if (!counts(ex, inst, 1, 1, 2, 2))
+    return false;
+  double per_idx_d = 0, valid_d = 0;
+  if (!number(ex, "num_elem_per_idx", per_idx_d) || !number(ex, "num_valid_indices", valid_d))
+    return false;
+  auto per_idx = static_cast<std::int64_t>(per_idx_d), valid = static_cast<std::int64_t>(valid_d);
+  std::vector<std::uint8_t> active;
+  const std::vector<std::uint8_t> *act = nullptr;
+  Rows src, index, dst;
+  if (!mask_over(ex, inst.dst[0], active, act) || !rows(ex, inst.src[0], "source", src) ||
+      !rows(ex, inst.src[1], "index", index) || !rows(ex, inst.dst[0], "destination", dst, act))
+    return false;
+  if (src.p != index.p || src.p != dst.p || src.p % 16 != 0 || per_idx < 1 || valid < 1 || valid > 16 * index.f ||
+      dst.f != valid * per_idx)
+    return ex.fail(fmt::format("its source {}, index {} and destination {} do not fit {} indices of {} elements per "
+                               "16-partition core",
+                               shape_text(Executor::shape_of(inst.src[0])), shape_text(Executor::shape_of(inst.src[1])),
+                               shape_text(Executor::shape_of(inst.dst[0])), valid, per_idx));
+  ex.check_written(inst.src[1].tensor, index.offs, nullptr, "index");
+  // The (j / 16)-th index of a partition in the order the core flattens them (NumPy's order
+  // 'F': the first free dimension fastest), as a row-major position in the partition.
+  std::vector<std::int64_t> free = Executor::shape_of(inst.src[1]);
+  free.erase(free.begin());
+  auto column = [&free](std::int64_t n) {
+    std::int64_t col = 0, stride = 1;
+    std::vector<std::int64_t> at(free.size());
+    for (std::size_t a = 0; a < free.size(); ++a) {
+      at[a] = n % free[a];
+      n /= free[a];
+    }
+    for (std::size_t a = free.size(); a-- > 0;) {
+      col += at[a] * stride;
+      stride *= free[a];
+    }
+    return col;
+  };
+  std::vector<double> values(dst.offs.size());
+  Offsets read;
+  for (std::int64_t p = 0; p < dst.p; ++p) {
+    std::int64_t core = p / 16;
+    for (std::int64_t j = 0; j < valid; ++j) {
+      double k = ex.read(inst.src[1].tensor, index.offs[index.at(16 * core + j % 16, column(j / 16))]);
+      for (std::int64_t e = 0; e < per_idx; ++e) {
+        std::size_t i = dst.at(p, j * per_idx + e);
+        if (!on(act, i))
+          continue;
+        auto at = static_cast<std::int64_t>(k) + e;
+        if (at < 0 || at >= src.f)
+          return ex.fail(fmt::format("index {} (position {} of GpSimd core {}'s indices) reads element {} of "
+                                     "partition {}, past its {} elements",
+                                     k, j, core, at, p, src.f));
+        read.push_back(src.offs[src.at(p, at)]);
+        values[i] = ex.read(inst.src[0].tensor, src.offs[src.at(p, at)]);
+      }
+    }
+  }
+  ex.check_written(inst.src[0].tensor, read, nullptr, "source");
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (on(act, i))
+      ex.write(inst.dst[0].tensor, dst.offs[i], values[i]);
+  return true;
+}
+
+namespace {
+
+/// NumPy's print of an array: nested brackets, and beyond 1000 elements only the first and last
+/// 3 of each axis with `...` between.
+void format_array(std::string &out, const std::vector<double> &values, const std::vector<std::int64_t> &shape,
+                  std::size_t axis, std::int64_t base, bool integer, bool summarize) {
+  if (axis == shape.size()) {
+    double v = values[static_cast<std::size_t>(base)];
+    out += integer ? fmt::format("{}", static_cast<std::int64_t>(v)) : fmt::format("{}", static_cast<float>(v));
+    return;
+  }
+  std::int64_t stride = 1;
+  for (std::size_t a = axis + 1; a < shape.size(); ++a)
+    stride *= shape[a];
+  std::int64_t n = shape[axis];
+  out += '[';
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (summarize && n > 6 && i == 3) {
+      out += ", ...";
+      i = n - 3;
+    }
+    if (i)
+      out += ", ";
+    format_array(out, values, shape, axis + 1, base + i * stride, integer, summarize);
+  }
+  out += ']';
+}
+
+} // namespace
+
+/// DevicePrint: the source's elements, printed as a note ("prefix dtype[shape] [[...]]") in
+/// program order; nothing is written.
+bool visit_device_print(Executor &ex, const bir::KernelInstruction &inst) {
+  if (!counts(ex, inst, 0, 0, 1, 1))
+    return false;
+  const PyConstant *prefix = ex.attr("prefix");
+  if (!prefix || prefix->kind != PyConstant::Kind::Str)
+    return ex.fail("it has no 'prefix' attribute");
+  const ir::AccessPattern &ap = inst.src[0];
+  Offsets offs;
+  if (!ex.offsets(ap, offs, nullptr, "source"))
+    return false;
+  ex.check_written(ap.tensor, offs, nullptr, "source");
+  std::vector<double> values(offs.size());
+  for (std::size_t i = 0; i < offs.size(); ++i)
+    values[i] = ex.read(ap.tensor, offs[i]);
+  std::vector<std::int64_t> shape = Executor::shape_of(ap);
+  DType dtype = ex.tensor(ap.tensor).dtype;
+  std::string text = fmt::format("{} {}{} ", prefix->s, dtype_name(dtype), shape_text(shape));
+  format_array(text, values, shape, 0, 0, is_integer(dtype), values.size() > 1000);
+  ex.print(std::move(text));
   return true;
 }
 

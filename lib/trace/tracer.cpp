@@ -334,6 +334,7 @@ struct Tracer::Impl {
       NkiRuntime &rt;
       ~Reset() { rt.current = nullptr; }
     } reset{runtime};
+    Interpreter::KernelTraceScope tracing{*interp};
 
     try {
       CallArgs args;
@@ -442,6 +443,7 @@ struct Tracer::Impl {
       NkiRuntime &rt;
       ~Reset() { rt.current = nullptr; }
     } reset{runtime};
+    Interpreter::KernelTraceScope tracing{*interp};
     try {
       InternalBinding binding;
       binding.written.resize(c.results.size());

@@ -34,6 +34,8 @@ constexpr Opcode kAllOpcodes[] = {
 /// The reduce/scan family's opcodes.
 constexpr Opcode kReduceOpcodes[] = {Opcode::TensorTensorScan, Opcode::PartitionReduce, Opcode::SelectReduce,
                                      Opcode::ScalarTensorTensor};
+/// Range selection, local gather and device printing.
+constexpr Opcode kGatherOpcodes[] = {Opcode::RangeSelect, Opcode::LocalGather, Opcode::DevicePrint};
 constexpr Engine kAllEngines[] = {Engine::Tensor, Engine::Vector, Engine::Scalar, Engine::GpSimd, Engine::Sync};
 constexpr LoopKind kAllLoops[] = {LoopKind::None, LoopKind::Range, LoopKind::Affine, LoopKind::Sequential,
                                   LoopKind::Static};
@@ -91,6 +93,8 @@ Function sample_function(FileId file) {
                              kAllLoops[i % std::size(kAllLoops)]));
   for (Opcode op : kReduceOpcodes)
     add_instruction(fn, inst(op, Engine::Vector, {ap(3, {{1, 4}})}, {ap(3, {{1, 4}})}));
+  for (Opcode op : kGatherOpcodes)
+    add_instruction(fn, inst(op, Engine::GpSimd, {ap(3, {{1, 4}})}, {ap(3, {{1, 4}})}));
   // An instruction with no operands, attributes or location.
   add_instruction(fn, inst(Opcode::Collective, Engine::GpSimd, {}, {}));
   return fn;
@@ -132,7 +136,7 @@ TEST_CASE("write_kernel: every part of a function survives into the text", "[bir
     %14 t_uint16 internal private_hbm uint16[2]
     %15 t_uint32 internal private_hbm uint32[2]
     %16 t_bool internal private_hbm bool[2]
-  instructions: 32
+  instructions: 35
     0: load sync dst=%4[[512, 128], [1, 512]] src=%0[[2048, 128], [1, 512]]+262144*pid0+512*pid1 loop=affine_range @4:14
     1: tensor_tensor vector dst=%5[[512, 64], [1, 512]]-7-3*pid2 src=%4[[512, 64], [1, 512]]+32, %4[[512, 64], [1, 512]] op='add' none=None flag=True off=False axis=-1 big=-9223372036854775808 zero=0 scale=0.5 negzero=-0.0 poszero=0.0 inf=-inf nan=nan tiny=1e-05 quote='it\'s "x"\n' empty='' bounds=(0, 128) single=(1,) unit=() mask=[True, None, 'x', []] opts={'b': 2, 'a': {'n': (1.5,)}, '': {}} loop=sequential_range @5:14
     2: load tensor dst=%3[[1, 4]]
@@ -164,7 +168,10 @@ TEST_CASE("write_kernel: every part of a function survives into the text", "[bir
     28: partition_reduce vector dst=%3[[1, 4]] src=%3[[1, 4]]
     29: select_reduce vector dst=%3[[1, 4]] src=%3[[1, 4]]
     30: scalar_tensor_tensor vector dst=%3[[1, 4]] src=%3[[1, 4]]
-    31: collective gpsimd
+    31: range_select gpsimd dst=%3[[1, 4]] src=%3[[1, 4]]
+    32: local_gather gpsimd dst=%3[[1, 4]] src=%3[[1, 4]]
+    33: device_print gpsimd dst=%3[[1, 4]] src=%3[[1, 4]]
+    34: collective gpsimd
 )");
 }
 

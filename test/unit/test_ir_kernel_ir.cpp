@@ -56,10 +56,13 @@ TEST_CASE("memories, roles, engines and opcodes have their snake_case names", "[
       {Opcode::RandomSeed, "random_seed"},
       {Opcode::Dropout, "dropout"},
       {Opcode::SequenceBounds, "sequence_bounds"},
+      {Opcode::RangeSelect, "range_select"},
+      {Opcode::LocalGather, "local_gather"},
+      {Opcode::DevicePrint, "device_print"},
   };
   for (const auto &[op, name] : opcodes)
     CHECK(opcode_name(op) == name);
-  CHECK(opcodes.size() == static_cast<std::size_t>(Opcode::SequenceBounds) + 1);
+  CHECK(opcodes.size() == static_cast<std::size_t>(Opcode::DevicePrint) + 1);
 }
 
 TEST_CASE("only SBUF and PSUM are on chip", "[ir]") {

@@ -161,6 +161,12 @@ enum class Opcode : std::uint8_t {
   RandomSeed,     ///< nl.random_seed: seeds the random number generator
   Dropout,        ///< nisa.dropout: elements zeroed with a probability
   SequenceBounds, ///< nisa.sequence_bounds: start and end of each element's segment
+
+  // Range selection (lib/nki/isa_reduce.cpp, lib/sim/visitors_reduce.cpp), local gather and
+  // device printing (lib/nki/isa_select.cpp, lib/sim/visitors_select.cpp).
+  RangeSelect, ///< nisa.range_select: on_true where its free index is within bounds, else a fill value
+  LocalGather, ///< nisa.local_gather: GpSimd gather within each core's 16 partitions
+  DevicePrint, ///< nl.device_print: the simulator prints a tile (no computation)
 };
 std::string_view opcode_name(Opcode op);
 

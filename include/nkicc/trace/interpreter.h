@@ -103,6 +103,9 @@ public:
   /// in k/ and .`): the message of a use inside a kernel says so.
   OpaqueObject(std::string path, std::shared_ptr<const std::string> searched)
       : path_(std::move(path)), searched_(std::move(searched)) {}
+  /// lib: a placeholder whose use in a kernel raises `[unmodelled] message` (what launching a
+  /// kernel from host code gives: `nkicc does not model the result of launching kernel ...`).
+  static std::shared_ptr<OpaqueObject> with_use_message(std::string path, std::string message);
   std::string_view type_name() const override { return "opaque"; }
   std::optional<Value> get_attr(Interpreter &interp, std::string_view name) override;
   Value call(Interpreter &interp, CallArgs &args) override;
@@ -111,8 +114,8 @@ public:
   /// The placeholder's module (`torch` for `torch.nn.functional.relu()`).
   std::string_view module_name() const;
 
-  // At module level these give further placeholders; inside a function they raise a
-  // TypeError naming the module.
+  // In host code (no kernel trace in progress) these give further placeholders; during a
+  // kernel's trace they raise a TypeError naming the module.
   void set_attr(Interpreter &interp, std::string_view name, const Value &value) override;
   Value get_item(Interpreter &interp, const Value &key) override;
   void set_item(Interpreter &interp, const Value &key, const Value &value) override;
@@ -125,13 +128,17 @@ public:
   /// Raises the TypeError for using this placeholder as `what` inside a kernel.
   [[noreturn]] void raise_use(std::string_view what) const;
   bool unmodelled() const { return unmodelled_; }
+  bool is_host_placeholder() const override { return true; }
+
+  /// A placeholder derived from this one (an attribute, a call's result): it keeps what a use
+  /// in a kernel reports.
+  Value derive(std::string path) const;
 
 private:
-  /// A placeholder derived from this one (an attribute, a call's result).
-  Value derive(std::string path) const;
   std::string path_;
   bool unmodelled_ = false;
   std::shared_ptr<const std::string> searched_;
+  std::shared_ptr<const std::string> use_message_;
 };
 
 /// A variable shared between a function and the functions nested in it (CPython's cell).
@@ -370,6 +377,24 @@ public:
   }
   /// Whether a function body (not module-level code) is executing.
   bool in_function() const { return function_frames_ > 0; }
+  /// Whether a kernel is being traced (the tracer's call of it, and everything it calls), as
+  /// opposed to host code: module-level statements and the functions they call, such as a
+  /// file's own test code launching its kernels. Placeholders are inert in host code only.
+  bool tracing_kernel() const { return tracing_kernel_; }
+  /// lib: marks a kernel trace for its lifetime (the tracer holds one per traced call).
+  class KernelTraceScope {
+  public:
+    explicit KernelTraceScope(Interpreter &interp) : interp_(interp), saved_(interp.tracing_kernel_) {
+      interp.tracing_kernel_ = true;
+    }
+    ~KernelTraceScope() { interp_.tracing_kernel_ = saved_; }
+    KernelTraceScope(const KernelTraceScope &) = delete;
+    KernelTraceScope &operator=(const KernelTraceScope &) = delete;
+
+  private:
+    Interpreter &interp_;
+    bool saved_;
+  };
   /// The outermost function being executed (the kernel), or empty at module level.
   const std::string &kernel_name() const { return kernel_name_; }
   const InterpreterLimits &limits() const { return limits_; }
@@ -389,6 +414,7 @@ private:
   friend class OpaqueObject;
   std::shared_ptr<ModuleObject> math_;
   std::size_t function_frames_ = 0;
+  bool tracing_kernel_ = false;
   std::string kernel_name_;
   std::map<std::string, std::shared_ptr<Object>, std::less<>> modules_;
   /// Module namespaces that hold functions that hold them: cleared when the interpreter is

@@ -419,6 +419,9 @@ public:
   /// `callable(obj)` for objects other than functions, built-ins and types (which callable()
   /// knows): a jitted kernel, a class, an instance with `__call__`.
   virtual bool is_callable() const { return false; }
+  /// Whether this is a placeholder for something nkicc does not model (OpaqueObject): in host
+  /// code, unpacking one gives as many placeholders as there are targets.
+  virtual bool is_host_placeholder() const { return false; }
 
   /// The identity hash: a serial number given on first use, so that sets of objects iterate
   /// in the same order on every run (an address would differ run to run).
