@@ -56,10 +56,12 @@ struct Run {
     Value *v = mod->globals().find_local(name);
     return v ? repr(*v) : "<unbound>";
   }
+  /// Calls `fn` as the tracer calls a kernel (Interpreter::tracing_kernel holds during it).
   std::string call(const std::string &fn, std::vector<Value> positional = {},
                    std::vector<std::pair<std::string, Value>> keywords = {}) {
     if (!error.empty())
       return error;
+    Interpreter::KernelTraceScope tracing{*interp};
     CallArgs args;
     args.positional = std::move(positional);
     args.keywords = std::move(keywords);
@@ -330,6 +332,9 @@ TEST_CASE("modules: __main__ is not run, opaque modules, dotted imports", "[inte
   std::string err = r.call("f");
   CHECK(err.rfind("8:10: TypeError: ", 0) == 0);
   CHECK(err.find("torch") != std::string::npos);
+  // Host code (not a kernel's trace) computes with placeholders, also inside a function.
+  Run h("import torch\ndef g():\n  return torch.zeros(3) + 1\ny = g()\n");
+  CHECK(h.global("y") == "<torch.zeros()>");
 
   auto nl = std::make_shared<ModuleObject>("neuronxcc.nki.language");
   nl->globals().set("tile_size", Value::integer(128));
