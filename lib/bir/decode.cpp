@@ -74,7 +74,7 @@ public:
     if (const auto *tensors = k.tensors()) {
       out.tensors.resize(tensors->size());
       for (flatbuffers::uoffset_t i = 0; i < tensors->size(); ++i) {
-        if (!tensor(i, *tensors->Get(i), out.tensors[i]))
+        if (!tensor(i, *tensors->Get(i), out.tensors[i]) || !view(i, out.tensors))
           return false;
         if (budget_.exceeded())
           return fail(std::string("its tensor names ") + kSharedData);
@@ -94,6 +94,27 @@ private:
   bool fail(std::string message) {
     error_ = "corrupt BIR kernel: " + std::move(message);
     return false;
+  }
+
+  // A view's base comes before it, is no view itself, and holds the same bytes in the same memory.
+  bool view(std::size_t id, const std::vector<KernelTensor> &tensors) {
+    const KernelTensor &t = tensors[id];
+    if (t.view_of == -1)
+      return true;
+    std::string what = "tensor %" + std::to_string(id) + " views ";
+    if (t.view_of < 0 || static_cast<std::size_t>(t.view_of) >= id)
+      return fail(what + "tensor " + std::to_string(t.view_of) + ", which is not an earlier tensor");
+    const KernelTensor &base = tensors[static_cast<std::size_t>(t.view_of)];
+    auto bytes = [](const KernelTensor &k) -> std::int64_t {
+      auto n = static_cast<std::int64_t>(dtype_size(k.dtype));
+      for (std::int64_t d : k.shape)
+        if (__builtin_mul_overflow(n, d, &n))
+          return -1;
+      return n;
+    };
+    if (base.view_of != -1 || base.memory != t.memory || bytes(base) != bytes(t) || bytes(t) < 0)
+      return fail(what + "%" + std::to_string(t.view_of) + ", which is a view, in another memory or of another size");
+    return true;
   }
 
   bool tensor(std::size_t id, const Tensor &t, KernelTensor &out) {
@@ -123,6 +144,7 @@ private:
     out.bytes_per_partition = t.bytes_per_partition();
     out.line = t.line();
     out.col = t.col();
+    out.view_of = t.view_of();
     return true;
   }
 

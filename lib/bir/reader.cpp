@@ -273,6 +273,10 @@ bool KernelPrinter::print_tensor(std::size_t id, const Tensor &t) {
   }
   if (std::string problem = constant_data_problem(t, *role, *memory, *dtype); !problem.empty())
     return fail("tensor %" + std::to_string(id) + " " + problem);
+  if (t.view_of() != -1) {
+    out_ += " view_of=%";
+    append_int(out_, t.view_of());
+  }
   if (const auto *data = t.data())
     out_ += ir::constant_data_text({data->data(), data->size()});
   print_loc(t.line(), t.col());

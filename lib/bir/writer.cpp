@@ -290,7 +290,7 @@ LineCol line_col(SourceLoc loc, const SourceManager &sources) {
 }
 
 flatbuffers::Offset<Tensor> write_tensor(Builder &fbb, const ir::Tensor &t, const ir::ConstantData *constant,
-                                         const SourceManager &sources) {
+                                         ir::TensorId view_of, const SourceManager &sources) {
   auto name = fbb.CreateString(t.name);
   auto shape = fbb.CreateVector(t.shape.data(), t.shape.size());
   flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>> data;
@@ -298,7 +298,8 @@ flatbuffers::Offset<Tensor> write_tensor(Builder &fbb, const ir::Tensor &t, cons
     data = fbb.CreateVector(constant->bytes);
   LineCol lc = line_col(t.loc, sources);
   return CreateTensor(fbb, name, to_bir(t.role), to_bir(t.memory), shape, to_bir(t.dtype), t.partition_start,
-                      t.byte_offset, t.bytes_per_partition, lc.line, lc.column, data);
+                      t.byte_offset, t.bytes_per_partition, lc.line, lc.column, data,
+                      view_of == ir::kNoTensor ? -1 : static_cast<std::int64_t>(view_of));
 }
 
 /// Writes a kernel's instructions. FlatBuffers lets tables and vectors be shared by offset, so
@@ -394,11 +395,13 @@ std::string write_kernel(const ir::Function &fn, std::string_view target_name, c
   auto outputs = string_vector(fbb, fn.output_names);
   std::vector<flatbuffers::Offset<Tensor>> tensors;
   tensors.reserve(fn.tensors.size());
+  std::vector<ir::TensorId> roots = fn.views.empty() ? std::vector<ir::TensorId>() : fn.storage_roots();
   for (std::size_t i = 0; i < fn.tensors.size(); ++i) {
     const ir::Tensor &t = fn.tensors[i];
     const ir::ConstantData *data =
         t.role == ir::TensorRole::Constant ? fn.constant_data(static_cast<ir::TensorId>(i)) : nullptr;
-    tensors.push_back(write_tensor(fbb, t, data, sources));
+    ir::TensorId view_of = roots.empty() || roots[i] == i ? ir::kNoTensor : roots[i];
+    tensors.push_back(write_tensor(fbb, t, data, view_of, sources));
   }
   auto tensors_offset = fbb.CreateVector(tensors);
   std::vector<flatbuffers::Offset<Instruction>> instructions;

@@ -261,14 +261,27 @@ std::optional<AllocationError> allocate_on_chip(Function &fn, std::int64_t sbuf_
     t.partition_start = 0;
     t.byte_offset = -1;
   }
+  // A view (`t.view(dtype)`) uses its base's bytes: the base is placed, and stays live, for
+  // the view's uses too, and the view gets the base's place.
+  std::vector<TensorId> roots = fn.views.empty() ? std::vector<TensorId>() : fn.storage_roots();
   auto tile_of = [&](const Operand &ap) -> Tensor * {
     if (ap.tensor >= n || !is_on_chip(fn.tensors[ap.tensor].memory))
       return nullptr;
     return &fn.tensors[ap.tensor];
   };
   const Function &cfn = fn;
-  // dst before src, as the instruction lists them.
-  auto operands = [&cfn](const Instruction &inst) { return cfn.operands(inst); };
+  // dst before src, as the instruction lists them; an operand of a view as one of its base.
+  std::vector<Operand> rooted;
+  auto operands = [&cfn, &roots, &rooted](const Instruction &inst) {
+    std::span<const Operand> ops = cfn.operands(inst);
+    if (roots.empty())
+      return ops;
+    rooted.assign(ops.begin(), ops.end());
+    for (Operand &op : rooted)
+      if (op.tensor < roots.size())
+        op.tensor = roots[op.tensor];
+    return std::span<const Operand>(rooted);
+  };
 
   std::vector<std::size_t> last_use(n, 0);
   for (std::size_t i = 0; i < fn.instructions.size(); ++i) {
@@ -342,7 +355,8 @@ std::optional<AllocationError> allocate_on_chip(Function &fn, std::int64_t sbuf_
           const Tensor &u = fn.tensors[o];
           std::int64_t uparts = u.shape.empty() ? 0 : u.shape[0];
           if (u.memory == t->memory && t->partition_start < u.partition_start + uparts &&
-              u.partition_start < t->partition_start + parts && t->byte_offset < u.byte_offset + u.bytes_per_partition &&
+              u.partition_start < t->partition_start + parts &&
+              t->byte_offset < u.byte_offset + u.bytes_per_partition &&
               u.byte_offset < t->byte_offset + t->bytes_per_partition && t->bytes_per_partition > 0 &&
               u.bytes_per_partition > 0) {
             AllocationError e{ap.tensor, t->memory, t->bytes_per_partition,
@@ -386,6 +400,11 @@ std::optional<AllocationError> allocate_on_chip(Function &fn, std::int64_t sbuf_
       state[ap.tensor] = TileState::Dead;
     }
   }
+  for (const TensorView &v : fn.views)
+    if (v.tensor < n && v.base < n && is_on_chip(fn.tensors[v.tensor].memory)) {
+      fn.tensors[v.tensor].partition_start = fn.tensors[v.base].partition_start;
+      fn.tensors[v.tensor].byte_offset = fn.tensors[v.base].byte_offset;
+    }
   return std::nullopt;
 }
 

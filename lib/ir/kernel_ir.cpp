@@ -44,6 +44,23 @@ std::string constant_data_text(std::span<const std::uint8_t> bytes) {
   return " data=sha256:" + digest;
 }
 
+std::vector<TensorId> Function::storage_roots() const {
+  std::vector<TensorId> roots(tensors.size());
+  for (std::size_t i = 0; i < roots.size(); ++i)
+    roots[i] = static_cast<TensorId>(i);
+  for (const TensorView &v : views)
+    if (v.tensor < roots.size())
+      roots[v.tensor] = v.base;
+  return roots;
+}
+
+TensorId Function::view_base(TensorId id) const {
+  for (const TensorView &v : views)
+    if (v.tensor == id)
+      return v.base;
+  return kNoTensor;
+}
+
 const ConstantData *Function::constant_data(TensorId id) const {
   for (const ConstantData &c : constants)
     if (c.tensor == id)

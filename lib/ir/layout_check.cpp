@@ -262,6 +262,8 @@ std::optional<LayoutViolation> check_layout(const Function &fn, std::span<const 
       return LayoutViolation{kNoInstruction, static_cast<TensorId>(id), std::move(why)};
   }
   // Live ranges, for the overlap check: a tile is live from its first use to its last.
+  // A view lives on its base's bytes: its uses are its base's for the overlap check.
+  std::vector<TensorId> roots = fn.views.empty() ? std::vector<TensorId>() : fn.storage_roots();
   std::vector<std::size_t> first(n, kNoInstruction), last(n, 0);
   for (std::size_t i = 0; i < fn.instructions.size(); ++i) {
     const Instruction &inst = fn.instructions[i];
@@ -278,9 +280,10 @@ std::optional<LayoutViolation> check_layout(const Function &fn, std::span<const 
       std::string why = check_operand(fn, op, grid, mask);
       if (!why.empty())
         return LayoutViolation{i, op.tensor, std::move(why)};
-      if (first[op.tensor] == kNoInstruction)
-        first[op.tensor] = i;
-      last[op.tensor] = i;
+      TensorId root = roots.empty() || op.tensor >= roots.size() ? op.tensor : roots[op.tensor];
+      if (first[root] == kNoInstruction)
+        first[root] = i;
+      last[root] = i;
     }
   }
   // Tiles in order of their first use. Those on partition 0 onwards (every tile the

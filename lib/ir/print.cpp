@@ -8,7 +8,7 @@
 //     matmul_mac_count: <n>
 //     has_collectives: true|false
 //     tensors: <count>
-//       %<id> <name> <role> <memory> <dtype>[<shape>] [<allocation>] [<data>] [@line:col]
+//       %<id> <name> <role> <memory> <dtype>[<shape>] [<allocation>] [view_of=%<id>] [<data>] [@line:col]
 //     [block tensors: <count>
 //       <name> <memory> <dtype>[<block dims>, par_dim(<p>), <free dims>]
 //                bytes_per_partition=<n> blocks=[%<id>|-, ...] [@line:col]]   (one line)
@@ -132,7 +132,7 @@ void append_names(std::string &out, std::string_view label, const std::vector<st
   out += '\n';
 }
 
-void append_tensor(std::string &out, TensorId id, const Tensor &t, const ConstantData *data,
+void append_tensor(std::string &out, TensorId id, const Tensor &t, const ConstantData *data, TensorId view_of,
                    const SourceManager *sources) {
   out += "    %";
   append_int(out, id);
@@ -166,6 +166,10 @@ void append_tensor(std::string &out, TensorId id, const Tensor &t, const Constan
       append_int(out, t.byte_offset + t.bytes_per_partition);
       out += ')';
     }
+  }
+  if (view_of != kNoTensor) {
+    out += " view_of=%";
+    append_int(out, view_of);
   }
   if (data)
     out += constant_data_text(data->bytes);
@@ -258,10 +262,12 @@ void print_function(TextSink &sink, const Function &fn, const SourceManager &sou
   out += "\n  tensors: ";
   append_int(out, static_cast<std::int64_t>(fn.tensors.size()));
   out += '\n';
+  std::vector<TensorId> roots = fn.views.empty() ? std::vector<TensorId>() : fn.storage_roots();
   for (std::size_t i = 0; i < fn.tensors.size(); ++i) {
+    TensorId view_of = roots.empty() || roots[i] == i ? kNoTensor : roots[i];
     append_tensor(out, static_cast<TensorId>(i), fn.tensors[i],
                   fn.tensors[i].role == TensorRole::Constant ? fn.constant_data(static_cast<TensorId>(i)) : nullptr,
-                  locations);
+                  view_of, locations);
     sink.flush_if_large();
   }
   if (!fn.block_tensors.empty()) {

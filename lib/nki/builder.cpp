@@ -47,11 +47,58 @@ std::uint32_t KernelBuilder::new_block_tensor(std::string name, ir::Memory memor
   fn.block_tensors.push_back(std::move(b));
   block_auto_named.push_back(auto_name_flag);
   block_placement.push_back(nullptr);
+  block_view_of.push_back(-1);
   return static_cast<std::uint32_t>(fn.block_tensors.size() - 1);
+}
+
+namespace {
+
+// The shape of `shape` (of `from` elements) viewed as `to` elements: the last dimension scaled.
+ir::Shape viewed_shape(const ir::Shape &shape, std::string_view name, DType from, DType to) {
+  ir::Shape out = shape;
+  auto from_size = static_cast<std::int64_t>(dtype_size(from)), to_size = static_cast<std::int64_t>(dtype_size(to));
+  if (out.empty())
+    raise_error("ValueError", fmt::format("cannot view the 0-d tensor '{}' as {}", name, dtype_name(to)));
+  std::int64_t bytes = checked_mul(out.back(), from_size);
+  if (bytes % to_size != 0)
+    raise_error("ValueError",
+                fmt::format("cannot view '{}{}' of {} as {}: its last dimension holds {} bytes, not a multiple of {}'s "
+                            "{} bytes",
+                            name, shape_text(shape), dtype_name(from), dtype_name(to), bytes, dtype_name(to), to_size));
+  out.back() = bytes / to_size;
+  return out;
+}
+
+} // namespace
+
+ir::TensorId KernelBuilder::new_view(ir::TensorId base, DType dtype) {
+  if (ir::TensorId root = fn.view_base(base); root != ir::kNoTensor)
+    base = root; // a view of a view uses the same bytes
+  const ir::Tensor &b = fn.tensors[base];
+  ir::Shape shape = viewed_shape(b.shape, b.name, b.dtype, dtype);
+  ir::TensorId id = new_tensor(b.name, ir::TensorRole::Internal, b.memory, std::move(shape), dtype, false);
+  fn.views.push_back({id, base});
+  return id;
+}
+
+std::uint32_t KernelBuilder::new_block_view(std::uint32_t base, DType dtype) {
+  const ir::BlockTensor &b = fn.block_tensors[base];
+  ir::Shape shape = viewed_shape(b.shape, b.name, b.dtype, dtype);
+  std::uint32_t id = new_block_tensor(b.name, b.memory, std::move(shape), b.partition_dim, dtype, false);
+  block_view_of[id] = base;
+  return id;
 }
 
 ir::TensorId KernelBuilder::block(std::uint32_t block_tensor, std::size_t index) {
   ir::BlockTensor &b = fn.block_tensors[block_tensor];
+  if (b.blocks[index] == ir::kNoTensor && block_view_of[block_tensor] >= 0) {
+    // A block of a view is a view of the base's block (placed with it).
+    ir::TensorId base = block(static_cast<std::uint32_t>(block_view_of[block_tensor]), index);
+    ir::TensorId id = new_view(base, fn.block_tensors[block_tensor].dtype);
+    fn.tensors[id].loc = fn.block_tensors[block_tensor].loc;
+    fn.block_tensors[block_tensor].blocks[index] = id;
+    return id;
+  }
   if (b.blocks[index] == ir::kNoTensor) {
     ir::Shape tile(b.shape.begin() + b.partition_dim, b.shape.end());
     // A block is named after its block tensor when the trace numbers names.

@@ -42,6 +42,12 @@ public:
                                  DType dtype, bool auto_named);
   /// The tile of block `index` (row-major over the block dimensions), made on first use.
   ir::TensorId block(std::uint32_t block_tensor, std::size_t index);
+  /// A tensor that views `base`'s bytes as `dtype` (`t.view(dtype)`, ir::TensorView): the same
+  /// memory, its last dimension scaled by the ratio of the dtypes' sizes (NKI's ValueError when
+  /// the bytes of the last dimension do not divide into the new dtype).
+  ir::TensorId new_view(ir::TensorId base, DType dtype);
+  /// A block tensor whose blocks view `base`'s blocks as `dtype`.
+  std::uint32_t new_block_view(std::uint32_t base, DType dtype);
   /// A fresh tile name (`add.3`) for results the kernel does not name.
   std::string auto_name(std::string_view stem);
   void rename(ir::TensorId id, std::string_view name);
@@ -57,6 +63,8 @@ public:
   std::vector<bool> block_auto_named;
   /// How the kernel places each block tensor's blocks (null: automatically).
   std::vector<std::shared_ptr<PlacementObject>> block_placement;
+  /// Per block tensor: the block tensor whose blocks its blocks view, or -1.
+  std::vector<std::int64_t> block_view_of;
   /// `@nki.compiler.force_auto_alloc`: placements the kernel asks for are ignored.
   bool force_auto_alloc = false;
   /// The index of the instruction that last wrote each tile, for `psum[...] += nl.matmul(...)`.

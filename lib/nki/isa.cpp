@@ -13,8 +13,49 @@ namespace nkicc::nki {
 
 namespace {
 
+// `tile_position=(row, col)` / `tile_size=(rows, cols)`: a tuple or list of two integers; an
+// empty tuple (NKI's default) is none.
+std::optional<std::pair<std::int64_t, std::int64_t>> pe_pair(OpCall &c, std::string_view param) {
+  const Value *v = c.get(param);
+  if (!v)
+    return std::nullopt;
+  if (v->kind == Value::Kind::Tuple || v->kind == Value::Kind::List) {
+    const auto &items = v->seq().items;
+    if (items.empty())
+      return std::nullopt;
+    if (items.size() == 2 && items[0].kind == Value::Kind::Int && items[1].kind == Value::Kind::Int)
+      return std::pair{items[0].i, items[1].i};
+  }
+  raise_error("TypeError",
+              fmt::format("'{}' of 'nc_matmul' must be a tuple of two integers, got {}", param, trace::repr(*v)));
+}
+
+// perf_mode: a member of nisa.matmul_perf_mode or its name ('double_row', and the legacy
+// 'double_row_gen3'); empty for none.
+std::string perf_mode(OpCall &c) {
+  const Value *v = c.get("perf_mode");
+  if (!v)
+    return {};
+  std::string name;
+  if (const auto *m = v->as<MatmulPerfModeObject>())
+    name = m->name;
+  else if (v->kind == Value::Kind::Str)
+    name = std::string(v->str_text());
+  if (name == "none")
+    return {};
+  if (name == "double_row" || name == "double_row_gen3")
+    return name;
+  raise_error("ValueError", fmt::format("'perf_mode' of 'nc_matmul' must be nisa.matmul_perf_mode.none or "
+                                        "nisa.matmul_perf_mode.double_row, got {}",
+                                        trace::repr(*v)));
+}
+
 Value lower_nc_matmul(OpCall &c) {
-  return nc_matmul(c.kb(), *c.required_tensor("stationary"), *c.required_tensor("moving"), "nc_matmul");
+  MatmulMode mode;
+  mode.perf_mode = perf_mode(c);
+  mode.tile_position = pe_pair(c, "tile_position");
+  mode.tile_size = pe_pair(c, "tile_size");
+  return nc_matmul(c.kb(), *c.required_tensor("stationary"), *c.required_tensor("moving"), "nc_matmul", mode);
 }
 
 Value lower_nc_transpose(OpCall &c) {
@@ -205,7 +246,8 @@ constexpr DstForm dst_at(std::size_t probe, bool accumulates = false) { return {
 
 const OpDef kOps[] = {
     {"nc_matmul(stationary: tile, moving: tile, *, is_stationary_onezero: bool = False, "
-     "is_moving_onezero: bool = False, is_transpose: bool = False, mask: mask? = None, dtype: dtype? = None)",
+     "is_moving_onezero: bool = False, is_transpose: bool = False, tile_position: any = None, tile_size: any = None, "
+     "perf_mode: any = None, mask: mask? = None, dtype: dtype? = None)",
      ir::Engine::Tensor, ir::Opcode::MatMul, lower_nc_matmul, dst_at(2, true)},
     {"nc_transpose(data: tile, *, mask: mask? = None, dtype: dtype? = None, engine: any = None)", ir::Engine::Tensor,
      ir::Opcode::Transpose, lower_nc_transpose, dst_at(1)},

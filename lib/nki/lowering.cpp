@@ -429,14 +429,65 @@ Value reduce(KernelBuilder &kb, std::string_view op, const TensorRef &x, const V
   return Value::object(out);
 }
 
-Value nc_matmul(KernelBuilder &kb, const TensorRef &stationary, const TensorRef &moving, std::string_view op) {
+ir::AttrList with_accumulate(const ir::AttrList &attrs, bool accumulate) {
+  ir::AttrList out = attrs;
+  for (auto &[name, value] : out)
+    if (name == "accumulate") {
+      value = PyConstant::boolean(accumulate);
+      return out;
+    }
+  out.insert(out.begin(), {"accumulate", PyConstant::boolean(accumulate)});
+  return out;
+}
+
+namespace {
+
+bool is_fp8(DType d) { return d == DType::Float8E4M3 || d == DType::Float8E4M3FN || d == DType::Float8E5M2; }
+
+// NKI's tiling-mode rules: a row or column tile of 128, 64 or (NeuronCore-v3 and newer) 32 PEs,
+// starting at a multiple of its size inside the 128 PEs; the stationary tile fits in it.
+void check_tiling(const KernelBuilder &kb, const MatmulMode &mode, std::int64_t rows, std::int64_t cols,
+                  std::string_view op) {
+  if (!mode.tile_position && !mode.tile_size)
+    return;
+  if (!mode.tile_position || !mode.tile_size)
+    raise_error("ValueError", fmt::format("'tile_position' and 'tile_size' of '{}' must both be set to enable "
+                                          "tiling mode, got only '{}'",
+                                          op, mode.tile_position ? "tile_position" : "tile_size"));
+  const char *axis[2] = {"row", "column"};
+  std::int64_t size[2] = {mode.tile_size->first, mode.tile_size->second};
+  std::int64_t start[2] = {mode.tile_position->first, mode.tile_position->second};
+  std::int64_t need[2] = {rows, cols};
+  for (int a = 0; a < 2; ++a) {
+    if (size[a] != 128 && size[a] != 64 && size[a] != 32)
+      raise_error("ValueError", fmt::format("{} tile size {} of '{}' must be 128, 64 or 32", axis[a], size[a], op));
+    if (size[a] == 32 && kb.target.nc_generation < 3)
+      raise_error("ValueError", fmt::format("{} tile size 32 of '{}' is not supported on NeuronCore-v{} (it needs "
+                                            "NeuronCore-v3 or newer)",
+                                            axis[a], op, kb.target.nc_generation));
+    if (start[a] < 0 || start[a] % size[a] != 0 || start[a] + size[a] > kMaxPartitions)
+      raise_error("ValueError", fmt::format("tile position start_{} {} of '{}' must be a multiple of the {} tile size "
+                                            "{} and the tile must lie within the {} PE {}s",
+                                            axis[a], start[a], op, axis[a], size[a], kMaxPartitions, axis[a]));
+    if (need[a] > size[a])
+      raise_error("ValueError", fmt::format("stationary tile of '{}' needs {} PE {}s, which exceed the {} tile size {} "
+                                            "of tile_size",
+                                            op, need[a], axis[a], axis[a], size[a]));
+  }
+}
+
+} // namespace
+
+Value nc_matmul(KernelBuilder &kb, const TensorRef &stationary, const TensorRef &moving, std::string_view op,
+                const MatmulMode &mode) {
   require_on_chip(stationary, op, "stationary");
   require_on_chip(moving, op, "moving");
   ir::Shape s = stationary.shape(), m = moving.shape();
-  if (s.size() != 2 || m.size() != 2)
+  std::size_t rank = mode.double_row() ? 3 : 2;
+  if (s.size() != rank || m.size() != rank)
     raise_error("err_exceed_max_supported_dimension",
-                fmt::format("parameter '{}' of '{}' exceed max supported number of dimensions of 2.",
-                            s.size() != 2 ? stationary.describe() : moving.describe(), op));
+                fmt::format("parameter '{}' of '{}' exceed max supported number of dimensions of {}.",
+                            s.size() != rank ? stationary.describe() : moving.describe(), op, rank));
   check_partitions(s);
   check_partitions(m);
   if (s[0] != m[0])
@@ -444,17 +495,56 @@ Value nc_matmul(KernelBuilder &kb, const TensorRef &stationary, const TensorRef 
                 fmt::format("number of partitions (dimension 0 size of a tile) mismatch in parameters (stationary{}, "
                             "moving{}) of '{}'",
                             shape_text(s), shape_text(m), op));
+  std::int64_t rows = s[0]; // PE rows: the contraction (partition) dimension
+  if (mode.double_row()) {
+    if (kb.target.nc_generation < 3)
+      raise_error("ValueError", fmt::format("perf_mode=`{}` is not supported on NeuronCore-v{} (it needs "
+                                            "NeuronCore-v3 or newer)",
+                                            mode.perf_mode, kb.target.nc_generation));
+    if (s[1] != 2 || m[1] != 2)
+      raise_error("ValueError", fmt::format("first F dim of LHS and RHS of the double_row matmult must be 2, got "
+                                            "stationary{} and moving{} of '{}'",
+                                            shape_text(s), shape_text(m), op));
+    for (const TensorRef *t : {&stationary, &moving})
+      if (!is_fp8(t->tensor().dtype))
+        raise_error("TypeError", fmt::format("perf_mode=`{}` of '{}' multiplies FP8 operands (float8_e4m3, "
+                                             "float8_e5m2), but '{}' is {}",
+                                             mode.perf_mode, op, t->describe(), dtype_name(t->tensor().dtype)));
+    if (mode.tile_size && mode.tile_size->second != kMaxPartitions)
+      raise_error("ValueError", fmt::format("perf_mode=`{}` of '{}' cannot be combined with column tiling mode "
+                                            "(tile_size column size {})",
+                                            mode.perf_mode, op, mode.tile_size->second));
+    // The pair of rows is contracted too: as a [2K, M] x [2K, N] matmul.
+    s = {s[0], s[2]};
+    m = {m[0], m[2]};
+  }
   if (s[1] > kStationaryFmax)
     raise_error("err_size_of_dimension_exceed_arch_limit",
-                fmt::format("size of dimension 1 in 'stationary{}' of '{}' exceed architecture limitation of {}.",
-                            shape_text(s), op, kStationaryFmax));
+                fmt::format("size of dimension {} in 'stationary{}' of '{}' exceed architecture limitation of {}.",
+                            rank - 1, shape_text(stationary.shape()), op, kStationaryFmax));
   if (m[1] > kMovingFmax)
     raise_error("err_size_of_dimension_exceed_arch_limit",
-                fmt::format("size of dimension 1 in 'moving{}' of '{}' exceed architecture limitation of {}.",
-                            shape_text(m), op, kMovingFmax));
+                fmt::format("size of dimension {} in 'moving{}' of '{}' exceed architecture limitation of {}.",
+                            rank - 1, shape_text(moving.shape()), op, kMovingFmax));
+  check_tiling(kb, mode, rows, s[1], op);
   auto out = new_tile(kb, "matmul", ir::Memory::Psum, {s[1], m[1]}, DType::Float32);
-  kb.emit(ir::Opcode::MatMul, ir::Engine::Tensor, {out->ap}, {stationary.ap, moving.ap}, accumulate_attrs(false));
-  kb.fn.matmul_mac_count = checked_add(kb.fn.matmul_mac_count, checked_mul(checked_mul(s[0], s[1]), m[1]));
+  if (!mode.double_row() && !mode.tile_size) {
+    kb.emit(ir::Opcode::MatMul, ir::Engine::Tensor, {out->ap}, {stationary.ap, moving.ap}, accumulate_attrs(false));
+  } else {
+    ir::AttrList attrs = accumulate_attrs(false);
+    if (mode.double_row())
+      attrs.emplace_back("perf_mode", PyConstant::str(mode.perf_mode));
+    if (mode.tile_size) {
+      auto pair = [](std::pair<std::int64_t, std::int64_t> p) {
+        return PyConstant::tuple({PyConstant::integer(p.first), PyConstant::integer(p.second)});
+      };
+      attrs.emplace_back("tile_position", pair(*mode.tile_position));
+      attrs.emplace_back("tile_size", pair(*mode.tile_size));
+    }
+    kb.emit(ir::Opcode::MatMul, ir::Engine::Tensor, {out->ap}, {stationary.ap, moving.ap}, attrs);
+  }
+  std::int64_t k = mode.double_row() ? checked_mul(rows, 2) : rows;
+  kb.fn.matmul_mac_count = checked_add(kb.fn.matmul_mac_count, checked_mul(checked_mul(k, s[1]), m[1]));
   return Value::object(out);
 }
 

@@ -98,8 +98,23 @@ Value activation(KernelBuilder &kb, std::string_view func, const TensorRef &x, s
 /// A reduction over free axes.
 Value reduce(KernelBuilder &kb, std::string_view op, const TensorRef &x, const Value &axis, bool keepdims, bool negate,
              std::optional<DType> dtype, std::string_view label = {});
-/// nisa.nc_matmul(stationary[K, M], moving[K, N]) -> psum[M, N]: K*M*N MACs.
-Value nc_matmul(KernelBuilder &kb, const TensorRef &stationary, const TensorRef &moving, std::string_view op);
+/// How nc_matmul uses the Tensor Engine's 128x128 PE array (NKI's tiling and performance modes):
+/// `tile_size` (rows, columns) of 128, 64 or (NeuronCore-v3 and newer) 32 PEs, placed at
+/// `tile_position` (start_row, start_column); `perf_mode` "double_row" (also spelled
+/// "double_row_gen3") packs two FP8 rows per partition. Recorded on the instruction as
+/// attributes `perf_mode`, `tile_position`, `tile_size`.
+struct MatmulMode {
+  std::string perf_mode; ///< empty: matmul_perf_mode.none
+  std::optional<std::pair<std::int64_t, std::int64_t>> tile_position, tile_size;
+  bool double_row() const { return !perf_mode.empty(); }
+};
+/// nisa.nc_matmul(stationary[K, M], moving[K, N]) -> psum[M, N]: K*M*N MACs. In double-row mode
+/// stationary[K, 2, M] and moving[K, 2, N] contract over both: 2*K*M*N MACs.
+Value nc_matmul(KernelBuilder &kb, const TensorRef &stationary, const TensorRef &moving, std::string_view op,
+                const MatmulMode &mode = {});
+/// The attribute list of an accumulating (or not) instruction: `attrs` with its `accumulate`
+/// entry set to `accumulate`.
+ir::AttrList with_accumulate(const ir::AttrList &attrs, bool accumulate);
 Value transpose(KernelBuilder &kb, const TensorRef &x, std::string_view op, ir::Engine engine);
 /// A PSUM value cannot be stored straight to HBM: nkicc copies it to SBUF first, as NKI does.
 std::shared_ptr<TensorRef> to_sbuf(KernelBuilder &kb, std::shared_ptr<TensorRef> v);

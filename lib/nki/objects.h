@@ -53,6 +53,16 @@ public:
   std::string name;
 };
 
+/// A member of `nisa.matmul_perf_mode`: `none`, or `double_row` (FP8 double performance mode of
+/// nc_matmul, NeuronCore-v3 and newer).
+class MatmulPerfModeObject : public Object {
+public:
+  explicit MatmulPerfModeObject(std::string mode_name) : name(std::move(mode_name)) {}
+  std::string_view type_name() const override { return "matmul_perf_mode"; }
+  std::string repr() const override { return "matmul_perf_mode." + name; }
+  std::string name;
+};
+
 /// A member of `nisa.nc_version`: a NeuronCore generation (gen2 is trn1/inf2, gen3 trn2, gen4
 /// trn3). Members order by generation, as kernels test `nisa.get_nc_version() >= nc_version.gen3`.
 class NcVersionObject : public Object {

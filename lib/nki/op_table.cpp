@@ -348,7 +348,21 @@ namespace {
 /// the result's iteration space, so it goes on each instruction the call emitted whose
 /// destination has the shape of the last one's (not on a helper transpose of an operand).
 Value lower_masked(const OpInfo &op, OpCall &c) {
-  const MaskObject *mask = op.index("mask") < op.params.size() ? c.mask() : nullptr;
+  const MaskObject *mask_arg = op.index("mask") < op.params.size() ? c.mask() : nullptr;
+  const std::string *mask = mask_arg ? &mask_arg->text : nullptr;
+  // Without mask=, an operand masked by subscript (`t[i_p, i_f][mask]`) masks the op.
+  std::shared_ptr<const std::string> subscript;
+  if (!mask && op.index("mask") < op.params.size())
+    for (const ParamDef &p : op.params) {
+      if (p.kind != ParamKind::Tile && p.kind != ParamKind::Tensor && p.kind != ParamKind::TileOrScalar)
+        continue;
+      if (const Value *v = c.get(p.name))
+        if (const auto *t = v->as<TensorRef>(); t && t->subscript_mask) {
+          subscript = t->subscript_mask;
+          mask = subscript.get();
+          break;
+        }
+    }
   KernelBuilder &kb = c.kb();
   std::size_t first = kb.fn.instructions.size();
   Value result = op.def->lower(c);
@@ -373,7 +387,7 @@ Value lower_masked(const OpInfo &op, OpCall &c) {
       has = has || key == "mask";
     if (has)
       continue;
-    attrs.emplace_back("mask", PyConstant::str(mask->text));
+    attrs.emplace_back("mask", PyConstant::str(*mask));
     kb.fn.set_attrs(inst, attrs);
   }
   return result;

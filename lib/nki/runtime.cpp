@@ -111,6 +111,10 @@ void NkiRuntime::build_modules() {
   for (const char *m : {"unknown", "swdge", "hwdge", "none"})
     dge_mode->globals().set(m, Value::object(std::make_shared<DgeModeObject>(m)));
   nisa->globals().set("dge_mode", Value::object(dge_mode));
+  auto perf_mode = std::make_shared<ModuleObject>("matmul_perf_mode");
+  for (const char *m : {"none", "double_row"})
+    perf_mode->globals().set(m, Value::object(std::make_shared<MatmulPerfModeObject>(m)));
+  nisa->globals().set("matmul_perf_mode", Value::object(perf_mode));
   auto reduce_cmd = std::make_shared<ModuleObject>("reduce_cmd");
   for (const char *m : {"idle", "reset", "reduce", "reset_reduce", "load_reduce"})
     reduce_cmd->globals().set(m, Value::object(std::make_shared<ReduceCmdObject>(m)));

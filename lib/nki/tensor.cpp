@@ -3,6 +3,7 @@
 #include "nkicc/trace/pylib.h"
 
 #include "index.h"
+#include "lowering.h"
 #include "objects.h"
 
 #include <fmt/format.h>
@@ -165,6 +166,11 @@ private:
 } // namespace
 
 Value TensorRef::get_item(Interpreter &, const Value &key) {
+  if (const auto *m = key.as<MaskObject>()) {
+    auto out = std::make_shared<TensorRef>(*this);
+    out->subscript_mask = std::make_shared<const std::string>(m->text);
+    return Value::object(out);
+  }
   if (indirect)
     raise_error("not-modelled", fmt::format("nkicc does not model indexing a view of tensor '{}' that a tile of "
                                             "indices already indexes",
@@ -423,6 +429,25 @@ std::optional<Value> BlockTensorRef::get_attr(Interpreter &, std::string_view na
     return Value::object(std::make_shared<BufferObject>(b.memory));
   if (name == "name")
     return Value::str(b.name);
+  if (name == "view") {
+    // `t.view(dtype)` of a block tensor: a block tensor whose blocks view these blocks' bytes.
+    auto self = std::make_shared<BlockTensorRef>(*this);
+    return Value::object(std::make_shared<BuiltinFunction>("view", [self](Interpreter &, CallArgs &call) {
+      if (call.positional.size() + call.keywords.size() != 1)
+        raise_error("TypeError", fmt::format("view() takes 1 argument (dtype) but {} were given",
+                                             call.positional.size() + call.keywords.size()));
+      const Value &arg = call.positional.empty() ? call.keywords[0].second : call.positional[0];
+      if (!call.keywords.empty() && call.keywords[0].first != "dtype")
+        raise_error("TypeError", fmt::format("view() got an unexpected keyword argument '{}'", call.keywords[0].first));
+      std::optional<DType> dtype = dtype_arg(&arg, "view");
+      if (!dtype)
+        raise_error("TypeError", "view() missing required argument 'dtype'");
+      auto out = std::make_shared<BlockTensorRef>(*self);
+      if (*dtype != self->block_tensor().dtype)
+        out->index = self->builder->new_block_view(self->index, *dtype);
+      return Value::object(out);
+    }));
+  }
   return std::nullopt;
 }
 

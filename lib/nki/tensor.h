@@ -43,6 +43,9 @@ public:
   /// Set on an HBM view indexed by a tile of indices; `ap` then takes index 0 on the indexed
   /// dimension (the dimension's pair has step 0, or is dropped for a single index).
   std::shared_ptr<const IndirectIndex> indirect;
+  /// `t[...][mask]`: a predicate on the index tiles that the op reading this view applies to
+  /// the instruction it emits, as its `mask=` (when it has none of its own).
+  std::shared_ptr<const std::string> subscript_mask;
 };
 
 /// A tensor with block dimensions (`nl.ndarray((8, nl.par_dim(128), 512))`): indexing its
@@ -96,7 +99,10 @@ bool oob_skip(const Value *mode, std::string_view op, std::string_view param);
 /// tile has no run-time index to check, so the mode changes nothing there.
 void add_oob_mode(bool skip, ir::AttrList &attrs);
 
-/// Methods of a tensor view: `x.reshape(shape)`, `x.broadcast_to(shape)`, `x.ap(...)`.
+/// `x.view(dtype)`: a view of the same bytes as `dtype` (KernelBuilder::new_view).
+std::shared_ptr<TensorRef> view_as(const TensorRef &self, DType to);
+
+/// Methods of a tensor view: `x.reshape(shape)`, `x.broadcast_to(shape)`, `x.ap(...)`, `x.view(dtype)`.
 std::optional<Value> tensor_method(Interpreter &interp, std::shared_ptr<TensorRef> self, std::string_view name);
 
 /// `target[...] = value` and `target[...] op= value` on a view: a store into HBM, a copy or

@@ -16,9 +16,8 @@ Value lower_reshape(OpCall &c) {
   ir::Shape shape = shape_arg(c.required("shape"), "reshape");
   ir::Shape old = self->shape();
   if (product(shape) != product(old))
-    raise_error("ValueError",
-                fmt::format("cannot reshape {} of shape {} into shape {}", self->describe(), shape_text(old),
-                            shape_text(shape)));
+    raise_error("ValueError", fmt::format("cannot reshape {} of shape {} into shape {}", self->describe(),
+                                          shape_text(old), shape_text(shape)));
   // Only a contiguous view can be reinterpreted with another row-major shape.
   std::int64_t expected = 1;
   for (std::size_t i = self->ap.pattern.size(); i-- > 0;) {
@@ -84,6 +83,56 @@ Value lower_broadcast_to(OpCall &c) {
   return Value::object(out);
 }
 
+} // namespace
+
+std::shared_ptr<TensorRef> view_as(const TensorRef &self, DType to) {
+  KernelBuilder &kb = *self.builder;
+  const ir::Tensor &t = self.tensor();
+  if (t.dtype == to)
+    return std::make_shared<TensorRef>(self);
+  if (self.indirect)
+    raise_error("ValueError",
+                fmt::format("cannot view '{}', indexed by a tile of indices, as {}", self.describe(), dtype_name(to)));
+  std::string described = self.describe();
+  DType from = t.dtype;
+  ir::TensorId id = kb.new_view(self.ap.tensor, to);
+  // The same bytes: steps and offset in `to` elements; the last dimension must be contiguous.
+  auto from_size = static_cast<std::int64_t>(dtype_size(from)), to_size = static_cast<std::int64_t>(dtype_size(to));
+  auto out = std::make_shared<TensorRef>(self);
+  out->ap.tensor = id;
+  ir::PatternPairs &p = out->ap.pattern;
+  auto [last_step, last_num] = p.back();
+  if (last_step != 1 && last_num != 1)
+    raise_error("ValueError", fmt::format("cannot view '{}' as {}: its last dimension is strided (step {})", described,
+                                          dtype_name(to), last_step));
+  auto scale = [&](std::int64_t v, const char *what) {
+    if (from_size >= to_size)
+      return checked_mul(v, from_size / to_size);
+    if (v % (to_size / from_size) != 0)
+      raise_error("ValueError", fmt::format("cannot view '{}' as {}: its {} is not a whole number of {} elements",
+                                            described, dtype_name(to), what, dtype_name(to)));
+    return v / (to_size / from_size);
+  };
+  for (std::size_t i = 0; i + 1 < p.size(); ++i)
+    p[i].first = scale(p[i].first, "layout");
+  p.back() = {1, scale(last_num, "last dimension")};
+  out->ap.offset = scale(out->ap.offset, "offset");
+  for (std::int64_t &term : out->ap.program_offset)
+    term = scale(term, "offset");
+  return out;
+}
+
+namespace {
+
+// `t.view(dtype)`: the same bytes read as another dtype (NKI's tensor.view); the free (last)
+// dimension scales by the ratio of the dtypes' sizes.
+Value lower_view(OpCall &c) {
+  auto dtype = c.dtype("dtype");
+  if (!dtype)
+    raise_error("TypeError", "view() missing required argument 'dtype'");
+  return Value::object(view_as(*c.required_tensor("self"), *dtype));
+}
+
 constexpr ir::Engine kNone = ir::Engine::Vector;
 constexpr ir::Opcode kNoOp = ir::Opcode::TensorCopy;
 
@@ -91,6 +140,7 @@ const OpDef kOps[] = {
     {"reshape(self: any, shape: shape)", kNone, kNoOp, lower_reshape},
     {"ap(self: any, pattern: any, offset: int? = None)", kNone, kNoOp, lower_ap},
     {"broadcast_to(self: any, shape: shape)", kNone, kNoOp, lower_broadcast_to},
+    {"view(self: any, dtype: dtype? = None)", kNone, kNoOp, lower_view},
 };
 
 const std::vector<OpInfo> &method_infos() {

@@ -122,7 +122,8 @@ void assign_to_view(Interpreter &, TensorRef &target, const Value &value, std::o
           raise_error("ValueError", fmt::format("cannot accumulate a matmul result {} into {}", shape_text(v->shape()),
                                                 target.describe()));
         kb.fn.set_dst(inst, 0, target.ap);
-        kb.fn.set_attrs(inst, accumulate_attrs(true));
+        const ir::AttrList &attrs = kb.fn.attrs(inst);
+        kb.fn.set_attrs(inst, attrs.size() == 1 ? accumulate_attrs(true) : with_accumulate(attrs, true));
         kb.last_writer[target.ap.tensor] = writer;
         return;
       }

@@ -41,12 +41,21 @@ Executor::Executor(const bir::KernelData &kernel, const SimulateOptions &options
   // Tiles and private HBM are freed after their last use, so an unrolled kernel's memory is
   // that of its live tiles, as on the device. A result in private HBM (an internal kernel's
   // return) is kept: it is read back as an output.
+  // A view's use is also its base's (the decoder checked that a base precedes its view).
   std::vector<std::size_t> last(kernel.tensors.size(), SIZE_MAX);
+  uses_view_.assign(kernel.instructions.size(), 0);
+  auto use = [&](const ir::AccessPattern &ap, std::size_t i) {
+    last[ap.tensor] = i;
+    if (std::int64_t base = kernel.tensors[ap.tensor].view_of; base >= 0) {
+      last[static_cast<std::size_t>(base)] = i;
+      uses_view_[i] = 1;
+    }
+  };
   for (std::size_t i = 0; i < kernel.instructions.size(); ++i) {
     for (const ir::AccessPattern &ap : kernel.instructions[i].dst)
-      last[ap.tensor] = i;
+      use(ap, i);
     for (const ir::AccessPattern &ap : kernel.instructions[i].src)
-      last[ap.tensor] = i;
+      use(ap, i);
   }
   release_.resize(kernel.instructions.size());
   for (std::size_t t = 0; t < last.size(); ++t)
@@ -335,11 +344,77 @@ bool Executor::run_instance() {
   vector_acc_.fill(0.0f);
   rng_ = kDefaultSeed;
   for (index_ = 0; index_ < kernel_.instructions.size(); ++index_) {
-    if (!execute_instruction(*this, kernel_.instructions[index_]))
+    const bir::KernelInstruction &inst = kernel_.instructions[index_];
+    if (uses_view_[index_]) {
+      for (const auto *aps : {&inst.dst, &inst.src})
+        for (const ir::AccessPattern &ap : *aps)
+          if (kernel_.tensors[ap.tensor].view_of >= 0)
+            view_from_base(ap.tensor);
+    }
+    if (!execute_instruction(*this, inst))
       return false;
+    if (uses_view_[index_])
+      for (const ir::AccessPattern &ap : inst.dst)
+        if (kernel_.tensors[ap.tensor].view_of >= 0)
+          view_to_base(ap.tensor);
     release_after(index_);
   }
   return true;
+}
+
+void Executor::encode_base(ir::TensorId base) {
+  const Buffer &b = buffer(base);
+  DType dtype = kernel_.tensors[base].dtype;
+  std::size_t size = dtype_size(dtype);
+  view_bytes_.assign(b.size * size, 0);
+  for (std::size_t i = 0; i < b.size; ++i)
+    if (b.unwritten == 0 || b.written[i])
+      encode(dtype, b.data[i], view_bytes_.data() + i * size);
+}
+
+void Executor::view_from_base(ir::TensorId view) {
+  auto base = static_cast<ir::TensorId>(kernel_.tensors[view].view_of);
+  encode_base(base);
+  const Buffer &b = buffers_[base];
+  Buffer &v = buffer(view);
+  DType dtype = kernel_.tensors[view].dtype;
+  std::size_t size = dtype_size(dtype), base_size = dtype_size(kernel_.tensors[base].dtype);
+  v.unwritten = 0;
+  for (std::size_t j = 0; j < v.size && (j + 1) * size <= view_bytes_.size(); ++j) {
+    v.data[j] = decode(dtype, view_bytes_.data() + j * size);
+    // Written when every base element it overlaps is.
+    bool written = true;
+    for (std::size_t k = j * size / base_size; k <= ((j + 1) * size - 1) / base_size && written; ++k)
+      written = b.unwritten == 0 || b.written[k];
+    v.written[j] = written;
+    v.unwritten += !written;
+  }
+}
+
+void Executor::view_to_base(ir::TensorId view) {
+  auto base = static_cast<ir::TensorId>(kernel_.tensors[view].view_of);
+  encode_base(base);
+  const Buffer &v = buffers_[view];
+  Buffer &b = buffer(base);
+  DType dtype = kernel_.tensors[view].dtype, base_dtype = kernel_.tensors[base].dtype;
+  std::size_t size = dtype_size(dtype), base_size = dtype_size(base_dtype);
+  std::vector<std::uint8_t> touched(b.size, 0);
+  for (std::size_t j = 0; j < v.size && (j + 1) * size <= view_bytes_.size(); ++j) {
+    if (v.unwritten != 0 && !v.written[j])
+      continue;
+    encode(dtype, v.data[j], view_bytes_.data() + j * size);
+    for (std::size_t k = j * size / base_size; k <= ((j + 1) * size - 1) / base_size; ++k)
+      touched[k] = 1;
+  }
+  for (std::size_t k = 0; k < b.size; ++k) {
+    if (!touched[k])
+      continue;
+    b.data[k] = decode(base_dtype, view_bytes_.data() + k * base_size);
+    if (!b.written[k]) {
+      b.written[k] = 1;
+      --b.unwritten;
+    }
+  }
 }
 
 KernelRun run_kernel(const bir::KernelData &kernel, std::span<const HostArray> inputs, const SimulateOptions &options) {

@@ -127,6 +127,12 @@ public:
 
 private:
   bool run_instance();
+  /// A view (`t.view(dtype)`) keeps its own buffer: before an instruction that uses it, it is
+  /// decoded from its base's bytes, and after one that writes it, its bytes go back to the base.
+  void view_from_base(ir::TensorId view);
+  void view_to_base(ir::TensorId view);
+  /// The base's elements encoded in its dtype, unwritten ones as zero bytes, into view_bytes_.
+  void encode_base(ir::TensorId base);
   void release_after(std::size_t index);
   void release(ir::TensorId id);
 
@@ -138,6 +144,8 @@ private:
   /// sizes again and again, and reusing them saves the page faults of fresh memory.
   std::map<std::size_t, std::vector<Buffer>> pool_;
   std::vector<std::vector<ir::TensorId>> release_; ///< per instruction: tiles whose last use it is
+  std::vector<std::uint8_t> uses_view_;            ///< per instruction: an operand is a view
+  std::vector<std::uint8_t> view_bytes_;
   std::array<std::int64_t, kMaxProgramAxes> pid_{};
   std::array<float, kLanes> scalar_acc_{};
   std::array<float, kLanes> vector_acc_{};

@@ -346,23 +346,38 @@ bool visit_matmul(Executor &ex, const bir::KernelInstruction &inst) {
   const ir::AccessPattern &dst = inst.dst[0];
   const ir::AccessPattern &st = inst.src[0];
   const ir::AccessPattern &mv = inst.src[1];
-  if (st.pattern.size() != 2 || mv.pattern.size() != 2 || dst.pattern.size() != 2)
-    return ex.fail("its operands are not 2-D views");
-  std::int64_t K = st.pattern[0].second, M = st.pattern[1].second, N = mv.pattern[1].second;
-  if (mv.pattern[0].second != K || dst.pattern[0].second != M || dst.pattern[1].second != N)
+  // perf_mode double_row: stationary[K, 2, M] and moving[K, 2, N], both rows of each partition
+  // contracted, which in row-major order is the [2K, M] x [2K, N] matmul. The PE tile
+  // (tile_position, tile_size) places the matmul in the array and changes no result.
+  const PyConstant *perf = ex.attr("perf_mode");
+  bool double_row = perf && perf->kind == PyConstant::Kind::Str && !perf->s.empty();
+  std::size_t rank = double_row ? 3 : 2;
+  if (st.pattern.size() != rank || mv.pattern.size() != rank || dst.pattern.size() != 2)
+    return ex.fail(double_row ? "its double_row operands are not [K, 2, F] views" : "its operands are not 2-D views");
+  if (double_row && (st.pattern[1].second != 2 || mv.pattern[1].second != 2))
+    return ex.fail("its double_row operands do not pair two rows per partition");
+  std::int64_t K = st.pattern[0].second * (double_row ? 2 : 1), M = st.pattern[rank - 1].second,
+               N = mv.pattern[rank - 1].second;
+  if (mv.pattern[0].second * (double_row ? 2 : 1) != K || dst.pattern[0].second != M || dst.pattern[1].second != N)
     return ex.fail(fmt::format("its shapes do not chain: stationary {}, moving {}, result {}",
                                shape_text(Executor::shape_of(st)), shape_text(Executor::shape_of(mv)),
                                shape_text(Executor::shape_of(dst))));
   Scratch &sc = scratch();
   Offsets &so = sc.off[0], &mo = sc.off[1], &d_o = sc.off[2];
+  // A mask (over the result's [M, N]) selects the results written; every product is computed.
+  std::vector<std::uint8_t> &active = sc.active;
+  bool masked = false;
+  if (!ex.mask(Executor::shape_of(dst), active, masked))
+    return false;
+  const std::vector<std::uint8_t> *act = masked ? &active : nullptr;
   if (!ex.offsets(st, so, nullptr, "stationary") || !ex.offsets(mv, mo, nullptr, "moving") ||
-      !ex.offsets(dst, d_o, nullptr, "destination"))
+      !ex.offsets(dst, d_o, act, "destination"))
     return false;
   ex.check_written(st.tensor, so, nullptr, "stationary");
   ex.check_written(mv.tensor, mo, nullptr, "moving");
   bool accumulate = flag_attr(ex, "accumulate");
   if (accumulate)
-    ex.check_written(dst.tensor, d_o, nullptr, "accumulated");
+    ex.check_written(dst.tensor, d_o, act, "accumulated");
   using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   // Kept across instructions: a kernel's matmuls are mostly one shape.
   static thread_local RowMajor S, V, R;
@@ -385,6 +400,8 @@ bool visit_matmul(Executor &ex, const bir::KernelInstruction &inst) {
   // A float32 PSUM tile holds the float sums exactly; another dtype rounds them.
   bool exact = ex.tensor(dst.tensor).dtype == DType::Float32;
   for (std::size_t i = 0; i < d_o.size(); ++i) {
+    if (act && !active[i])
+      continue;
     float r = R.data()[i];
     if (accumulate)
       r = static_cast<float>(ex.read(dst.tensor, d_o[i])) + r;

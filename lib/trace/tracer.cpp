@@ -88,8 +88,11 @@ void drop_unused_tiles(ir::Function &fn) {
   for (const ir::Instruction &inst : fn.instructions)
     for (const ir::Operand &op : std::as_const(fn).operands(inst))
       used[op.tensor] = true;
+  for (const ir::TensorView &v : fn.views) // a view's base holds its bytes
+    if (used[v.tensor])
+      used[v.base] = true;
   // Compacted in place: a second tensor list would double the peak memory of a large trace.
-  std::vector<ir::TensorId> remap(fn.tensors.size());
+  std::vector<ir::TensorId> remap(fn.tensors.size(), ir::kNoTensor);
   std::size_t kept = 0;
   for (std::size_t i = 0; i < fn.tensors.size(); ++i) {
     const ir::Tensor &t = fn.tensors[i];
@@ -112,6 +115,11 @@ void drop_unused_tiles(ir::Function &fn) {
         id = used[id] ? remap[id] : ir::kNoTensor;
   for (ir::ConstantData &c : fn.constants) // a constant is shared HBM: always kept
     c.tensor = remap[c.tensor];
+  std::vector<ir::TensorView> views;
+  for (const ir::TensorView &v : fn.views)
+    if (remap[v.tensor] != ir::kNoTensor)
+      views.push_back({remap[v.tensor], remap[v.base]});
+  fn.views = std::move(views);
 }
 
 /// A kernel may return its HBM tensor through a reshape (`return out.reshape(shape)`): a view

@@ -254,3 +254,67 @@ TEST_CASE("read_kernel: a constant tensor's data comes back; misplaced or missha
     CHECK(error.find(c.message) != std::string::npos);
   }
 }
+
+TEST_CASE("read_kernel: a view's base is an earlier tensor of the same bytes and memory", "[bir]") {
+  std::string error;
+  // Tensor 0 float32[128, 1] in SBUF; tensor 1 as the case says, viewing `view_of`.
+  auto blob = [](bir::Memory memory, bir::DType dtype, std::vector<std::int64_t> shape, std::int64_t view_of,
+                 std::int64_t base_view_of = -1) {
+    flatbuffers::FlatBufferBuilder fbb;
+    auto base_shape = fbb.CreateVector(std::vector<std::int64_t>{128, 1});
+    auto base = bir::CreateTensor(fbb, fbb.CreateString("m"), bir::TensorRole::Internal, bir::Memory::Sbuf, base_shape,
+                                  bir::DType::Float32, 0, 0, 4, 0, 0, 0, base_view_of);
+    auto view_shape = fbb.CreateVector(shape);
+    auto view = bir::CreateTensor(fbb, fbb.CreateString("m.1"), bir::TensorRole::Internal, memory, view_shape, dtype, 0,
+                                  0, 4, 0, 0, 0, view_of);
+    auto tensors = fbb.CreateVector(std::vector<flatbuffers::Offset<bir::Tensor>>{base, view});
+    auto kernel = bir::CreateKernel(fbb, bir::kFormatVersion, fbb.CreateString("k"), fbb.CreateString("trn2"), 0, 0, 0,
+                                    false, tensors);
+    fbb.TrackMinAlign(8);
+    fbb.Finish(kernel, bir::kKernelIdentifier);
+    return std::string(reinterpret_cast<const char *>(fbb.GetBufferPointer()), fbb.GetSize());
+  };
+  auto good = bir::read_kernel(blob(bir::Memory::Sbuf, bir::DType::UInt8, {128, 4}, 0), error);
+  REQUIRE(good);
+  CHECK(good->tensors[1].view_of == 0);
+  CHECK(good->tensors[0].view_of == -1);
+  auto text = bir::kernel_to_text(blob(bir::Memory::Sbuf, bir::DType::UInt8, {128, 4}, 0), error);
+  REQUIRE(text);
+  CHECK(text->find("%1 m.1 internal sbuf uint8[128, 4] partitions=[0, 128) bytes=[0, 4) view_of=%0") !=
+        std::string::npos);
+  struct Case {
+    bir::Memory memory;
+    bir::DType dtype;
+    std::vector<std::int64_t> shape;
+    std::int64_t view_of;
+    const char *message;
+  };
+  for (const Case &c : {Case{bir::Memory::Sbuf,
+                             bir::DType::UInt8,
+                             {128, 4},
+                             1,
+                             "tensor %1 views tensor 1, which is not an earlier tensor"},
+                        Case{bir::Memory::Sbuf,
+                             bir::DType::UInt8,
+                             {128, 4},
+                             -2,
+                             "tensor %1 views tensor -2, which is not an earlier tensor"},
+                        Case{bir::Memory::Psum,
+                             bir::DType::UInt8,
+                             {128, 4},
+                             0,
+                             "tensor %1 views %0, which is a view, in another memory or of another size"},
+                        Case{bir::Memory::Sbuf,
+                             bir::DType::UInt8,
+                             {128, 8},
+                             0,
+                             "tensor %1 views %0, which is a view, in another memory or of another size"}}) {
+    error.clear();
+    CHECK_FALSE(bir::read_kernel(blob(c.memory, c.dtype, c.shape, c.view_of), error));
+    CHECK(error == std::string("corrupt BIR kernel: ") + c.message);
+  }
+  // A base that is itself a view (of a later tensor) is refused at the base already.
+  error.clear();
+  CHECK_FALSE(bir::read_kernel(blob(bir::Memory::Sbuf, bir::DType::UInt8, {128, 4}, 0, 1), error));
+  CHECK(error == "corrupt BIR kernel: tensor %0 views tensor 1, which is not an earlier tensor");
+}

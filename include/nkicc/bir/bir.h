@@ -102,6 +102,7 @@ struct KernelTensor {
   std::int64_t bytes_per_partition = 0;
   std::uint32_t line = 0, col = 0;
   std::vector<std::uint8_t> data; ///< a Constant tensor's encoded elements (ir::ConstantData)
+  std::int64_t view_of = -1;      ///< a view's base tensor (ir::TensorView), else -1
 };
 
 /// An instruction of a decoded kernel, its access patterns and attributes in blob order.

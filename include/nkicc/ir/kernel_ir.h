@@ -100,6 +100,13 @@ struct ConstantData {
 /// ` data=sha256:<16 hex digits>`: how the IR text and `nkicc dis` show a constant's contents.
 std::string constant_data_text(std::span<const std::uint8_t> bytes);
 
+/// A tensor that reinterprets another's bytes with its own dtype (`t.view(dtype)`): the same
+/// memory and the same bytes (an on-chip view has its base's allocation), its last dimension
+/// scaled by the ratio of the two dtypes' sizes. A base is never itself a view.
+struct TensorView {
+  TensorId tensor = 0;
+  TensorId base = 0;
+};
 /// Up to three SPMD grid axes: a view's offset may carry `coefficient * program_id(axis)`.
 inline constexpr std::size_t kMaxGridAxes = 3;
 
@@ -231,6 +238,11 @@ public:
   bool has_collectives = false;
   std::vector<BlockTensor> block_tensors; ///< tensors with block dimensions, by creation
   std::vector<ConstantData> constants;    ///< the data of each Constant tensor, by creation
+  std::vector<TensorView> views;          ///< tensors that view another's bytes, by creation
+  /// Per tensor, the tensor whose bytes it uses: itself, or a view's base.
+  std::vector<TensorId> storage_roots() const;
+  /// A view's base, or kNoTensor.
+  TensorId view_base(TensorId id) const;
   /// The data of a Constant tensor; null for any other.
   const ConstantData *constant_data(TensorId id) const;
 
