@@ -120,11 +120,14 @@ const OpDef kOps[] = {
     {"par_dim(size: int)", kNone, kNoOp, lower_par_dim},
     {"nc(n: int)", kNone, kNoOp, lower_nc},
     {"spmd_dim(*dims: any)", kNone, kNoOp, lower_spmd_dim},
-    {"affine_range(start: int, stop: int? = None, step: int? = None, *, directives: any = None, precise_schedule: bool = False)",
+    {"affine_range(start: int, stop: int? = None, step: int? = None, *, directives: any = None, "
+     "precise_schedule: bool = False)",
      kNone, kNoOp, lower_range},
-    {"sequential_range(start: int, stop: int? = None, step: int? = None, *, directives: any = None, precise_schedule: bool = False)",
+    {"sequential_range(start: int, stop: int? = None, step: int? = None, *, directives: any = None, "
+     "precise_schedule: bool = False)",
      kNone, kNoOp, lower_range},
-    {"static_range(start: int, stop: int? = None, step: int? = None, *, directives: any = None, precise_schedule: bool = False)",
+    {"static_range(start: int, stop: int? = None, step: int? = None, *, directives: any = None, "
+     "precise_schedule: bool = False)",
      kNone, kNoOp, lower_range},
 };
 

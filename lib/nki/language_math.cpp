@@ -98,7 +98,8 @@ Value lower_loop_reduce(OpCall &c) {
   if (op == "max" || op == "min") // np.max / np.min name the element-wise maximum / minimum here
     op = op == "max" ? "maximum" : "minimum";
   if (op != "add" && op != "multiply" && op != "maximum" && op != "minimum")
-    raise_error("ValueError", fmt::format("'loop_reduce' reduces with add, multiply, maximum or minimum, not '{}'", op));
+    raise_error("ValueError",
+                fmt::format("'loop_reduce' reduces with add, multiply, maximum or minimum, not '{}'", op));
   const Value &indices = c.required("loop_indices");
   auto check_index = [](const Value &v) {
     if (v.kind == Value::Kind::Int || v.as<IndexObject>())
@@ -172,7 +173,11 @@ const OpDef kOps[] = {
     NKI_UNARY("gelu_dx"),
     NKI_UNARY("silu_dx"),
     NKI_UNARY("mish"),
-    OpDef{"logical_not(x: tile, *, dtype: dtype = 'bool', mask: mask? = None)", kScalar, kAct, lower_unary, {},
+    OpDef{"logical_not(x: tile, *, dtype: dtype = 'bool', mask: mask? = None)",
+          kScalar,
+          kAct,
+          lower_unary,
+          {},
           "logical_not"},
     NKI_UNARY("trunc"),
     // Binary ALU ops of two tiles, or a tile and a scalar, on the Vector engine.
@@ -205,8 +210,12 @@ const OpDef kOps[] = {
     NKI_REDUCE("min"),
     NKI_REDUCE("mean"),
     NKI_REDUCE("prod"),
-    OpDef{"all(x: tile, axis: any, *, dtype: dtype = 'bool', mask: mask? = None, keepdims: bool = False)", kVector,
-          kReduce, lower_reduce, {}, "all"},
+    OpDef{"all(x: tile, axis: any, *, dtype: dtype = 'bool', mask: mask? = None, keepdims: bool = False)",
+          kVector,
+          kReduce,
+          lower_reduce,
+          {},
+          "all"},
     NKI_REDUCE("any"),
     {"loop_reduce(x: tile, op: op, loop_indices: any, *, dtype: dtype? = None, mask: mask? = None, name: any = None)",
      kVector, kTT, lower_loop_reduce},

@@ -95,10 +95,10 @@ class LoopReduceObject : public Object {
 public:
   std::string_view type_name() const override { return "loop_reduce"; }
   std::string repr() const override { return "<nl.loop_reduce(" + op + ") result>"; }
-  Value x;              ///< the tile reduced into the destination
-  std::string op;       ///< NKI's ALU op name (`add`, `maximum`)
-  std::string mask;     ///< the predicate of `mask=`, empty for none
-  std::string name;     ///< the instruction's `name=`, empty for none
+  Value x;          ///< the tile reduced into the destination
+  std::string op;   ///< NKI's ALU op name (`add`, `maximum`)
+  std::string mask; ///< the predicate of `mask=`, empty for none
+  std::string name; ///< the instruction's `name=`, empty for none
 };
 
 /// `nl.affine_range`, `nl.sequential_range`, `nl.static_range`: Python ranges that record

@@ -164,9 +164,9 @@ enum class Opcode : std::uint8_t {
 
   // Range selection (lib/nki/isa_reduce.cpp, lib/sim/visitors_reduce.cpp), local gather and
   // device printing (lib/nki/isa_select.cpp, lib/sim/visitors_select.cpp).
-  RangeSelect, ///< nisa.range_select: on_true where its free index is within bounds, else a fill value
-  LocalGather, ///< nisa.local_gather: GpSimd gather within each core's 16 partitions
-  DevicePrint, ///< nl.device_print: the simulator prints a tile (no computation)
+  RangeSelect,     ///< nisa.range_select: on_true where its free index is within bounds, else a fill value
+  LocalGather,     ///< nisa.local_gather: GpSimd gather within each core's 16 partitions
+  DevicePrint,     ///< nl.device_print: the simulator prints a tile (no computation)
   GatherFlattened, ///< nl.gather_flattened: per partition, elements of the flattened free dims by index
 };
 std::string_view opcode_name(Opcode op);
