@@ -248,12 +248,7 @@ Value lower_range_select(OpCall &c) {
       raise_error("TypeError", fmt::format("the {} of 'range_select' must be a float32 tile, got {} of {}", name,
                                            b->describe(), dtype_name(b->tensor().dtype)));
     // Partition p's bound, repeated along every free dimension of on_true (of any rank).
-    ir::AccessPattern view = b->ap;
-    view.pattern.clear();
-    view.pattern.push_back(b->ap.pattern[0]);
-    for (std::size_t d = 1; d < on_true->shape().size(); ++d)
-      view.pattern.push_back({0, on_true->shape()[d]});
-    src.push_back(view);
+    src.push_back(broadcast_view(*b, on_true->shape()));
   }
   ir::AttrList attrs;
   for (std::string_view name : {"comp_op0", "comp_op1"}) {

@@ -289,6 +289,18 @@ ir::AccessPattern broadcast_view(const TensorRef &t, const ir::Shape &shape) {
   // A size-1 dimension repeats by a zero step; on the partition dimension that is a partition
   // broadcast (every partition reads partition 0's elements).
   ir::AccessPattern ap = t.ap;
+  // A per-partition value ([P, 1]) against a tile of more dimensions ([P, A, B], an activation's
+  // bias, tensor_scalar_reduce's operand0) repeats along every free dimension of the tile.
+  const ir::Shape &own = t.shape();
+  if (!ap.pattern.empty() && own.size() < shape.size() &&
+      std::all_of(own.begin() + 1, own.end(), [](std::int64_t d) { return d == 1; })) {
+    auto partitions = ap.pattern.front();
+    ap.pattern.clear();
+    ap.pattern.push_back(partitions.second == 1 && shape[0] != 1 ? std::pair{std::int64_t{0}, shape[0]} : partitions);
+    for (std::size_t d = 1; d < shape.size(); ++d)
+      ap.pattern.push_back({0, shape[d]});
+    return ap;
+  }
   for (std::size_t i = 0; i < ap.pattern.size() && i < shape.size(); ++i)
     if (ap.pattern[i].second == 1 && shape[i] != 1)
       ap.pattern[i] = {0, shape[i]};
