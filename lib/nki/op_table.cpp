@@ -393,15 +393,20 @@ Value lower_masked(const OpInfo &op, OpCall &c) {
   return result;
 }
 
+/// Removes keyword argument `name` from `call` and gives its value; nullopt when absent.
+std::optional<Value> take_keyword(CallArgs &call, std::string_view name) {
+  for (auto it = call.keywords.begin(); it != call.keywords.end(); ++it)
+    if (it->first == name) {
+      Value v = std::move(it->second);
+      call.keywords.erase(it);
+      return v;
+    }
+  return std::nullopt;
+}
+
 /// The value form of `op`, then its result written to `dst` (DstForm).
 Value call_with_dst(NkiRuntime &rt, const OpInfo &op, Interpreter &interp, CallArgs &call) {
-  std::optional<Value> dst;
-  for (auto it = call.keywords.begin(); it != call.keywords.end(); ++it)
-    if (it->first == "dst") {
-      dst = it->second;
-      call.keywords.erase(it);
-      break;
-    }
+  std::optional<Value> dst = take_keyword(call, "dst");
   if (!dst && call.positional.size() > op.def->dst.probe && call.positional[op.def->dst.probe].as<TensorRef>()) {
     dst = call.positional.front();
     call.positional.erase(call.positional.begin());
@@ -428,13 +433,7 @@ Value call_with_dst(NkiRuntime &rt, const OpInfo &op, Interpreter &interp, CallA
 /// `nisa.op(..., name="mm1")`: runs the call, then names every instruction it emitted.
 Value call_named(NkiRuntime &rt, const OpInfo &op, Interpreter &interp, CallArgs &call,
                  const BuiltinFunction::Impl &impl) {
-  std::optional<Value> name;
-  for (auto it = call.keywords.begin(); it != call.keywords.end(); ++it)
-    if (it->first == "name") {
-      name = it->second;
-      call.keywords.erase(it);
-      break;
-    }
+  std::optional<Value> name = take_keyword(call, "name");
   if (!name || name->is_none())
     return impl(interp, call);
   if (name->kind != Value::Kind::Str)
