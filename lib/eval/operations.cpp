@@ -472,7 +472,8 @@ void Machine::import_star(Frame &f, const Insn &in) {
     for (const Value &name : std::vector(all->seq().items)) {
       if (name.kind != Value::Kind::Str)
         raise_python("TypeError",
-                     "Item in " + mod->name() + ".__all__ must be str, not " + std::string(trace::type_name(name)), loc);
+                     "Item in " + mod->name() + ".__all__ must be str, not " + std::string(trace::type_name(name)),
+                     loc);
       std::optional<Value> v = mod->get_attr(in_, name.str_text());
       if (!v)
         raise_python("AttributeError", "module '" + mod->name() + "' has no attribute '" + name.str_text() + "'", loc);

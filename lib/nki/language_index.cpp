@@ -77,9 +77,7 @@ Value lower_par_dim(OpCall &c) { return Value::object(std::make_shared<ParDimObj
 
 Value lower_nc(OpCall &c) { return Value::integer(c.integer("n")); }
 
-Value lower_sizeinbytes(OpCall &c) {
-  return Value::integer(static_cast<std::int64_t>(dtype_size(*c.dtype("dtype"))));
-}
+Value lower_sizeinbytes(OpCall &c) { return Value::integer(static_cast<std::int64_t>(dtype_size(*c.dtype("dtype")))); }
 
 // In a launch grid, nl.spmd_dim(nl.nc(2), 2) is an axis of 2 * 2 instances.
 Value lower_spmd_dim(OpCall &c) {
@@ -94,7 +92,9 @@ Value lower_spmd_dim(OpCall &c) {
 Value lower_range(OpCall &c) {
   auto r = std::make_shared<NkiRangeObject>();
   std::string_view op = c.name();
-  r->kind = op == "affine_range" ? LoopKind::Affine : op == "sequential_range" ? LoopKind::Sequential : LoopKind::Static;
+  r->kind = op == "affine_range"       ? LoopKind::Affine
+            : op == "sequential_range" ? LoopKind::Sequential
+                                       : LoopKind::Static;
   r->stop = c.integer("start");
   if (c.has("stop")) {
     r->start = r->stop;

@@ -16,9 +16,7 @@ Value lower_unary(OpCall &c) {
   return activation(c.kb(), c.name(), *c.required_tensor("x"), c.dtype(), nullptr, nullptr, {});
 }
 
-Value lower_binary(OpCall &c) {
-  return elementwise(c.kb(), c.name(), c.required("x"), c.required("y"), c.dtype(), {});
-}
+Value lower_binary(OpCall &c) { return elementwise(c.kb(), c.name(), c.required("x"), c.required("y"), c.dtype(), {}); }
 
 Value lower_reduce(OpCall &c) {
   return reduce(c.kb(), c.name(), *c.required_tensor("x"), c.required("axis"), c.flag("keepdims"), false, c.dtype(),
@@ -134,17 +132,24 @@ constexpr ir::Opcode kTT = ir::Opcode::TensorTensor;
 constexpr ir::Opcode kReduce = ir::Opcode::TensorReduce;
 
 // One line per op: the NumPy name that means the same op on a tile closes each entry.
-#define NKI_UNARY(name) OpDef{name "(x: tile, *, dtype: dtype? = None, mask: mask? = None)", kScalar, kAct, lower_unary, {}, name}
+#define NKI_UNARY(name)                                                                                                \
+  OpDef { name "(x: tile, *, dtype: dtype? = None, mask: mask? = None)", kScalar, kAct, lower_unary, {}, name }
 #define NKI_BINARY(name)                                                                                               \
-  OpDef{name "(x: tile_or_scalar, y: tile_or_scalar, *, dtype: dtype? = None, mask: mask? = None)", kVector, kTT,     \
-        lower_binary, {}, name}
+  OpDef {                                                                                                              \
+    name "(x: tile_or_scalar, y: tile_or_scalar, *, dtype: dtype? = None, mask: mask? = None)", kVector, kTT,          \
+        lower_binary, {}, name                                                                                         \
+  }
 // Comparisons and logical ops give bool tiles unless told otherwise (NKI's `dtype=bool`).
 #define NKI_COMPARE(name)                                                                                              \
-  OpDef{name "(x: tile_or_scalar, y: tile_or_scalar, *, dtype: dtype = 'bool', mask: mask? = None)", kVector, kTT,     \
-        lower_binary, {}, name}
+  OpDef {                                                                                                              \
+    name "(x: tile_or_scalar, y: tile_or_scalar, *, dtype: dtype = 'bool', mask: mask? = None)", kVector, kTT,         \
+        lower_binary, {}, name                                                                                         \
+  }
 #define NKI_REDUCE(name)                                                                                               \
-  OpDef{name "(x: tile, axis: any, *, dtype: dtype? = None, mask: mask? = None, keepdims: bool = False)", kVector,    \
-        kReduce, lower_reduce, {}, name}
+  OpDef {                                                                                                              \
+    name "(x: tile, axis: any, *, dtype: dtype? = None, mask: mask? = None, keepdims: bool = False)", kVector,         \
+        kReduce, lower_reduce, {}, name                                                                                \
+  }
 
 const OpDef kOps[] = {
     // Activation functions, f(x) on the Scalar engine.

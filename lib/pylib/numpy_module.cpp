@@ -129,8 +129,9 @@ std::shared_ptr<HostArray> filled(Interpreter &interp, std::vector<std::int64_t>
 
 /// np.zeros / ones / empty / full, and their *_like forms.
 Value creation(Interpreter &interp, CallArgs &args, const std::string &fn, bool like, int value) {
-  pylib::BoundArgs b = value == 2 ? pylib::BoundArgs(fn, args, {like ? "a" : "shape", "fill_value", "dtype", "order"}, 2)
-                                  : pylib::BoundArgs(fn, args, {like ? "a" : "shape", "dtype", "order"}, 1);
+  pylib::BoundArgs b = value == 2
+                           ? pylib::BoundArgs(fn, args, {like ? "a" : "shape", "fill_value", "dtype", "order"}, 2)
+                           : pylib::BoundArgs(fn, args, {like ? "a" : "shape", "dtype", "order"}, 1);
   std::size_t dtype_at = value == 2 ? 2 : 1;
   std::optional<NpType> dt = b.has(dtype_at) ? dtype_arg(*b.get(dtype_at)) : std::nullopt;
   std::vector<std::int64_t> shape;
@@ -251,8 +252,8 @@ Value concatenate(Interpreter &interp, CallArgs &args, bool stack) {
       std::int64_t nd = static_cast<std::int64_t>(p->shape.size()) + 1;
       std::int64_t ax = axis < 0 ? axis + nd : axis;
       if (ax < 0 || ax >= nd)
-        raise_error("AxisError", "axis " + std::to_string(axis) + " is out of bounds for array of dimension " +
-                                     std::to_string(nd));
+        raise_error("AxisError",
+                    "axis " + std::to_string(axis) + " is out of bounds for array of dimension " + std::to_string(nd));
       std::vector<std::int64_t> shape = p->shape;
       shape.insert(shape.begin() + ax, 1);
       p = reshape(interp, p, shape);
@@ -276,9 +277,9 @@ Value concatenate(Interpreter &interp, CallArgs &args, bool stack) {
       if (d != static_cast<std::size_t>(ax) && p->shape[d] != parts[0]->shape[d])
         raise_python("ValueError",
                      "all the input array dimensions except for the concatenation axis must match exactly, but along "
-                     "dimension " + std::to_string(d) + ", the array at index 0 has size " +
-                         std::to_string(parts[0]->shape[d]) + " and the array at index 1 has size " +
-                         std::to_string(p->shape[d]));
+                     "dimension " +
+                         std::to_string(d) + ", the array at index 0 has size " + std::to_string(parts[0]->shape[d]) +
+                         " and the array at index 1 has size " + std::to_string(p->shape[d]));
     shape[static_cast<std::size_t>(ax)] += p->shape[static_cast<std::size_t>(ax)];
     t = promote_types(t, p->type);
   }
@@ -341,9 +342,11 @@ Value round_values(Interpreter &interp, CallArgs &args) {
   std::int64_t decimals = b.has(1) ? index_of(*b.get(1), "decimals") : 0;
   Arg a = arg_of(interp, *b.get(0), "round");
   if (decimals == 0 || is_integer(a.operand.type))
-    return apply_unary(interp, Unary::Rint, a, is_floating(a.operand.type) ? std::nullopt : std::optional(a.operand.type));
+    return apply_unary(interp, Unary::Rint, a,
+                       is_floating(a.operand.type) ? std::nullopt : std::optional(a.operand.type));
   // NumPy: rint(x * 10**d) / 10**d, in the array's type.
-  Arg scale{{NpType::Float64, true, Scalar::of_double(NpType::Float64, std::pow(10.0, static_cast<double>(decimals)))}, nullptr};
+  Arg scale{{NpType::Float64, true, Scalar::of_double(NpType::Float64, std::pow(10.0, static_cast<double>(decimals)))},
+            nullptr};
   Value scaled = apply_binary(interp, Binary::Multiply, a, scale, a.operand.type);
   Value rounded = apply_unary(interp, Unary::Rint, arg_of(interp, scaled, "round"));
   return apply_binary(interp, Binary::Divide, arg_of(interp, rounded, "round"), scale, a.operand.type);
@@ -360,7 +363,8 @@ Value isclose(Interpreter &interp, const Value &a, const Value &b, double rtol, 
                           Arg{{NpType::Float64, true, Scalar::of_double(NpType::Float64, rtol)}, nullptr},
                           arg_of(interp, apply_unary(interp, Unary::Absolute, y, NpType::Float64), "isclose")),
              "isclose"));
-  Value close = apply_binary(interp, Binary::LessEqual, arg_of(interp, diff, "isclose"), arg_of(interp, tol, "isclose"));
+  Value close =
+      apply_binary(interp, Binary::LessEqual, arg_of(interp, diff, "isclose"), arg_of(interp, tol, "isclose"));
   // Equal infinities are close; NaNs only with equal_nan.
   Value same = apply_binary(interp, Binary::Equal, x, y, NpType::Float64);
   close = apply_binary(interp, Binary::LogicalOr, arg_of(interp, close, "isclose"), arg_of(interp, same, "isclose"));
@@ -368,7 +372,8 @@ Value isclose(Interpreter &interp, const Value &a, const Value &b, double rtol, 
     Value both_nan = apply_binary(interp, Binary::LogicalAnd,
                                   arg_of(interp, apply_unary(interp, Unary::IsNan, x, NpType::Float64), "isclose"),
                                   arg_of(interp, apply_unary(interp, Unary::IsNan, y, NpType::Float64), "isclose"));
-    close = apply_binary(interp, Binary::LogicalOr, arg_of(interp, close, "isclose"), arg_of(interp, both_nan, "isclose"));
+    close =
+        apply_binary(interp, Binary::LogicalOr, arg_of(interp, close, "isclose"), arg_of(interp, both_nan, "isclose"));
   }
   return close;
 }
@@ -391,12 +396,24 @@ std::shared_ptr<ModuleObject> make_numpy_module(Interpreter *) {
                    NpType::BFloat16, NpType::TFloat32, NpType::Float8E4M3, NpType::Float8E4M3FN, NpType::Float8E5M2})
     g.set(t == NpType::Bool ? "bool_" : std::string(type_name(t)), dtype_value(t, true));
   // NKI puts its own dtypes (bfloat16, float8_*) beside NumPy's; and the long-standing aliases.
-  for (auto [alias, t] : {std::pair{"bool", NpType::Bool}, {"bool8", NpType::Bool}, {"int_", NpType::Int64},
-                          {"intc", NpType::Int32}, {"intp", NpType::Int64}, {"uint", NpType::UInt64},
-                          {"uintc", NpType::UInt32}, {"uintp", NpType::UInt64}, {"byte", NpType::Int8},
-                          {"ubyte", NpType::UInt8}, {"short", NpType::Int16}, {"ushort", NpType::UInt16},
-                          {"longlong", NpType::Int64}, {"ulonglong", NpType::UInt64}, {"half", NpType::Float16},
-                          {"single", NpType::Float32}, {"double", NpType::Float64}, {"float_", NpType::Float64}})
+  for (auto [alias, t] : {std::pair{"bool", NpType::Bool},
+                          {"bool8", NpType::Bool},
+                          {"int_", NpType::Int64},
+                          {"intc", NpType::Int32},
+                          {"intp", NpType::Int64},
+                          {"uint", NpType::UInt64},
+                          {"uintc", NpType::UInt32},
+                          {"uintp", NpType::UInt64},
+                          {"byte", NpType::Int8},
+                          {"ubyte", NpType::UInt8},
+                          {"short", NpType::Int16},
+                          {"ushort", NpType::UInt16},
+                          {"longlong", NpType::Int64},
+                          {"ulonglong", NpType::UInt64},
+                          {"half", NpType::Float16},
+                          {"single", NpType::Float32},
+                          {"double", NpType::Float64},
+                          {"float_", NpType::Float64}})
     g.set(alias, dtype_value(t, true));
   g.set("pi", Value::floating(3.141592653589793));
   g.set("e", Value::floating(2.718281828459045));
@@ -481,12 +498,13 @@ std::shared_ptr<ModuleObject> make_numpy_module(Interpreter *) {
   fn("eye", [](Interpreter &i, CallArgs &a) { return eye(i, a, false); });
 
   // Universal functions: a NumPy scalar out of scalars, an array out of arrays.
-  for (Binary op : {Binary::Add,        Binary::Subtract,   Binary::Multiply,    Binary::Divide,   Binary::FloorDivide,
-                    Binary::Remainder,  Binary::Power,      Binary::Maximum,     Binary::Minimum,  Binary::Fmax,
-                    Binary::Fmin,       Binary::BitAnd,     Binary::BitOr,       Binary::BitXor,   Binary::LeftShift,
-                    Binary::RightShift, Binary::Equal,      Binary::NotEqual,    Binary::Less,     Binary::LessEqual,
-                    Binary::Greater,    Binary::GreaterEqual, Binary::LogicalAnd, Binary::LogicalOr, Binary::LogicalXor,
-                    Binary::Arctan2,    Binary::Hypot,      Binary::Copysign,    Binary::Fmod}) {
+  for (Binary op :
+       {Binary::Add,        Binary::Subtract,     Binary::Multiply,   Binary::Divide,    Binary::FloorDivide,
+        Binary::Remainder,  Binary::Power,        Binary::Maximum,    Binary::Minimum,   Binary::Fmax,
+        Binary::Fmin,       Binary::BitAnd,       Binary::BitOr,      Binary::BitXor,    Binary::LeftShift,
+        Binary::RightShift, Binary::Equal,        Binary::NotEqual,   Binary::Less,      Binary::LessEqual,
+        Binary::Greater,    Binary::GreaterEqual, Binary::LogicalAnd, Binary::LogicalOr, Binary::LogicalXor,
+        Binary::Arctan2,    Binary::Hypot,        Binary::Copysign,   Binary::Fmod}) {
     std::string name(binary_name(op));
     auto impl = [op, name](Interpreter &i, CallArgs &a) {
       pylib::BoundArgs b(name, a, {"x1", "x2", "out", "dtype"}, 2);
@@ -513,13 +531,14 @@ std::shared_ptr<ModuleObject> make_numpy_module(Interpreter *) {
         return reduce(i, r, arg_of(i, *b.get(0), name), axis, flag(i, b.get(4)), dt);
       };
   }
-  for (Unary op : {Unary::Negative, Unary::Positive, Unary::Absolute, Unary::Invert, Unary::LogicalNot, Unary::Sign,
-                   Unary::Square,   Unary::Reciprocal, Unary::Sqrt, Unary::Cbrt,   Unary::Exp,        Unary::Exp2,
-                   Unary::Expm1,    Unary::Log,      Unary::Log2,     Unary::Log10,  Unary::Log1p,      Unary::Sin,
-                   Unary::Cos,      Unary::Tan,      Unary::Arcsin,   Unary::Arccos, Unary::Arctan,     Unary::Sinh,
-                   Unary::Cosh,     Unary::Tanh,     Unary::Arcsinh,  Unary::Arccosh, Unary::Arctanh,   Unary::Ceil,
-                   Unary::Floor,    Unary::Trunc,    Unary::Rint,     Unary::IsNan,  Unary::IsInf,      Unary::IsFinite,
-                   Unary::Signbit,  Unary::Degrees,  Unary::Radians}) {
+  for (Unary op :
+       {Unary::Negative, Unary::Positive,   Unary::Absolute, Unary::Invert,  Unary::LogicalNot, Unary::Sign,
+        Unary::Square,   Unary::Reciprocal, Unary::Sqrt,     Unary::Cbrt,    Unary::Exp,        Unary::Exp2,
+        Unary::Expm1,    Unary::Log,        Unary::Log2,     Unary::Log10,   Unary::Log1p,      Unary::Sin,
+        Unary::Cos,      Unary::Tan,        Unary::Arcsin,   Unary::Arccos,  Unary::Arctan,     Unary::Sinh,
+        Unary::Cosh,     Unary::Tanh,       Unary::Arcsinh,  Unary::Arccosh, Unary::Arctanh,    Unary::Ceil,
+        Unary::Floor,    Unary::Trunc,      Unary::Rint,     Unary::IsNan,   Unary::IsInf,      Unary::IsFinite,
+        Unary::Signbit,  Unary::Degrees,    Unary::Radians}) {
     std::string name(unary_name(op));
     fn(name, [op, name](Interpreter &i, CallArgs &a) {
       pylib::BoundArgs b(name, a, {"x", "out", "dtype"}, 1);
@@ -529,15 +548,27 @@ std::shared_ptr<ModuleObject> make_numpy_module(Interpreter *) {
     });
   }
   // The other names of the same ufuncs.
-  for (auto [alias, name] : {std::pair{"true_divide", "divide"}, {"mod", "remainder"}, {"bitwise_not", "invert"},
-                             {"abs", "absolute"}, {"deg2rad", "radians"}, {"rad2deg", "degrees"}, {"fix", "trunc"}})
+  for (auto [alias, name] : {std::pair{"true_divide", "divide"},
+                             {"mod", "remainder"},
+                             {"bitwise_not", "invert"},
+                             {"abs", "absolute"},
+                             {"deg2rad", "radians"},
+                             {"rad2deg", "degrees"},
+                             {"fix", "trunc"}})
     g.set(alias, *g.find_local(name));
 
   // Reductions.
-  for (auto [name, r] : {std::pair{"sum", Reduction::Sum}, {"prod", Reduction::Prod}, {"max", Reduction::Max},
-                         {"amax", Reduction::Max}, {"min", Reduction::Min}, {"amin", Reduction::Min},
-                         {"mean", Reduction::Mean}, {"all", Reduction::All}, {"any", Reduction::Any},
-                         {"argmax", Reduction::ArgMax}, {"argmin", Reduction::ArgMin}}) {
+  for (auto [name, r] : {std::pair{"sum", Reduction::Sum},
+                         {"prod", Reduction::Prod},
+                         {"max", Reduction::Max},
+                         {"amax", Reduction::Max},
+                         {"min", Reduction::Min},
+                         {"amin", Reduction::Min},
+                         {"mean", Reduction::Mean},
+                         {"all", Reduction::All},
+                         {"any", Reduction::Any},
+                         {"argmax", Reduction::ArgMax},
+                         {"argmin", Reduction::ArgMin}}) {
     std::string n = name;
     Reduction red = r;
     fn(n, [n, red](Interpreter &i, CallArgs &a) { return reduction(i, a, red, n); });
@@ -574,8 +605,8 @@ std::shared_ptr<ModuleObject> make_numpy_module(Interpreter *) {
     std::vector<std::int64_t> shape = arr->shape;
     std::int64_t nd = static_cast<std::int64_t>(shape.size()) + 1, ax = index_of(*b.get(1), "axis");
     if (ax < -nd || ax >= nd)
-      raise_error("AxisError", "axis " + std::to_string(ax) + " is out of bounds for array of dimension " +
-                                   std::to_string(nd));
+      raise_error("AxisError",
+                  "axis " + std::to_string(ax) + " is out of bounds for array of dimension " + std::to_string(nd));
     shape.insert(shape.begin() + (ax < 0 ? ax + nd : ax), 1);
     return Value::object(reshape(i, arr, shape));
   });
@@ -594,8 +625,9 @@ std::shared_ptr<ModuleObject> make_numpy_module(Interpreter *) {
     if (broadcast_shapes(arr->shape, shape) != shape)
       raise_python("ValueError", "operands could not be broadcast together with remapped shapes");
     auto out = new_array(&i, arr->type, shape);
-    return apply_binary(i, Binary::Add, Arg{{arr->type, false, Scalar()}, out},
-                        Arg{{arr->type, arr->shape.empty(), arr->shape.empty() ? get_element(*arr, 0) : Scalar()}, arr});
+    return apply_binary(
+        i, Binary::Add, Arg{{arr->type, false, Scalar()}, out},
+        Arg{{arr->type, arr->shape.empty(), arr->shape.empty() ? get_element(*arr, 0) : Scalar()}, arr});
   });
   fn("where", where);
   fn("clip", [](Interpreter &i, CallArgs &a) {

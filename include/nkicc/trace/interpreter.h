@@ -97,8 +97,7 @@ public:
   /// `unmodelled`: the placeholder stands for a name real Python, NumPy or NKI has and nkicc
   /// does not model yet (lib/pylib/unmodelled.cpp): using it in a kernel says so
   /// (`nkicc does not model 'nl.softmax' yet`) instead of naming an unmodelled module.
-  explicit OpaqueObject(std::string path, bool unmodelled = false)
-      : path_(std::move(path)), unmodelled_(unmodelled) {}
+  explicit OpaqueObject(std::string path, bool unmodelled = false) : path_(std::move(path)), unmodelled_(unmodelled) {}
   /// lib: a placeholder for an import nkicc could not resolve, with where it looked (`common.py
   /// in k/ and .`): the message of a use inside a kernel says so.
   OpaqueObject(std::string path, std::shared_ptr<const std::string> searched)
@@ -362,7 +361,9 @@ public:
                                         SourceLoc loc) const;
   /// Finds kernel files for import_module(); null (the default) imports no files.
   void set_module_loader(class ModuleLoader *loader) { loader_ = loader; }
-  class ModuleLoader *module_loader() const { return loader_; }
+  class ModuleLoader *module_loader() const {
+    return loader_;
+  }
   /// sys.modules: binds or forgets a module under a dotted name.
   void set_module(std::string_view name, std::shared_ptr<Object> module);
   void forget_module(std::string_view name);
