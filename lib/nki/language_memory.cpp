@@ -73,7 +73,12 @@ Value lower_shared_identity_matrix(OpCall &c) {
 Value lower_load(OpCall &c) {
   auto src = c.required_tensor("src");
   KernelBuilder &kb = c.kb();
-  auto out = new_tile(kb, "load", ir::Memory::Sbuf, src->shape(), c.dtype().value_or(src->tensor().dtype));
+  // A tile has a partition and at least one free dimension: a 1-D access ([K], such as
+  // `x[i]` of an [N, 1] tensor) loads into a [K, 1] tile.
+  ir::Shape shape = src->shape();
+  if (shape.size() == 1)
+    shape.push_back(1);
+  auto out = new_tile(kb, "load", ir::Memory::Sbuf, shape, c.dtype().value_or(src->tensor().dtype));
   std::vector<ir::AccessPattern> srcs = {src->ap};
   ir::AttrList attrs;
   add_indirect_operand(*src, "src", srcs, attrs);
