@@ -17,7 +17,10 @@ For each call the script writes a description file beside the kernel file (its o
 kernel file; one call), runs `nkicc trace --emit=ir` on it and reads the kernel's
 `matmul_mac_count` line. A call passes when nkicc exits 0 and the count is the table's. Each
 failure prints one line with its first error (paths relative to the repository), then comes
-`conformance: N/M`, the failures per class and the most frequent causes. Classes:
+`conformance: N/M`, the failures per class and the most frequent causes. A call with `"mode":
+"simulation"` is of a kernel its file runs only through NKI's simulator (`@nki.jit(mode="simulation")`
+or `nki.simulate_kernel(kernel, ...)`; its outputs may be `nl.hbm`): it runs `nkicc simulate -v --random-inputs` instead and reads the MAC
+count from the simulated call's log line. Classes:
 
   python       a Python-level gap: an unsupported construct, a builtin or standard-library name,
                a class, an import between files, host NumPy on plain values, a Python exception
@@ -62,14 +65,27 @@ REPOSITORIES = ("aws-neuron/nki-samples", "aws-neuron/aws-neuron-sdk")
 CALL_FIELDS = {
     "id": str, "repository": str, "commit": str, "path": str, "kernel": str, "args": list, "kwargs": dict,
     "grid": list, "nc": int, "target": str, "opts": dict, "mac_formula": str, "mac_vars": dict,
-    "matmul_mac_count": int, "reference": str, "note": str,
+    "matmul_mac_count": int, "reference": str, "note": str, "mode": str,
 }
+MODES = ("simulation",)
 REQUIRED_FIELDS = ("id", "repository", "commit", "path", "kernel", "args", "matmul_mac_count", "mac_formula")
 CLASSES = ("python", "nki", "mac", "description", "limit", "crash", "runner")
 DIAG_RE = re.compile(r"^(?P<path>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): error: (?P<msg>.*?)(?: \[(?P<id>[^\]]+)\])?$")
 PLAIN_ERROR_RE = re.compile(r"^(?:nkicc: )?error: (?P<msg>.*?)(?: \[(?P<id>[^\]]+)\])?$")
 MAC_RE = re.compile(r"^\s*matmul_mac_count: (\d+)\s*$")
+# nkicc simulate -v's line per call: "simulate: call 0 ('k'): N instructions x M instances,
+# matmul_mac_count C; inputs: a, b; outputs: c float32[128, 512], d int32[128, 1]" ("none" when empty).
+SIM_LOG_RE = re.compile(r"simulate: call 0 \('[^']*'\): .*, matmul_mac_count (\d+); inputs: (.*); outputs: (.*)$")
+SIM_OUTPUT_RE = re.compile(r"^(\S+) ([a-z0-9_]+)\[")
 ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def simulated_in_file(kernel, text):
+    """Whether the kernel file runs `kernel` only through NKI's simulator: its decorator says
+    `mode="simulation"`, or the file calls `simulate_kernel(kernel, ...)`."""
+    decorated = re.search(r"^@(?:nki\.)?jit\([^)]*\bmode\s*=\s*[\"']simulation[\"'][^)]*\)\s*\ndef\s+"
+                          + re.escape(kernel) + r"\(", text, re.M)
+    return bool(decorated or re.search(r"\bsimulate_kernel\(\s*" + re.escape(kernel) + r"\b", text))
 
 
 class TableError(Exception):
@@ -131,6 +147,8 @@ def check_table(table, path):
             raise TableError(f"{where}: commit must be a full 40-digit SHA")
         if call["path"].startswith("/") or ".." in call["path"].split("/") or not call["path"].endswith(".py"):
             raise TableError(f"{where}: path must be a relative path of a .py file inside the repository")
+        if "mode" in call and call["mode"] not in MODES:
+            raise TableError(f"{where}: mode must be one of {', '.join(MODES)}")
         if call["matmul_mac_count"] < 0:
             raise TableError(f"{where}: matmul_mac_count must not be negative")
         grid = call.get("grid")
@@ -278,7 +296,19 @@ def run_call(index, call, checkouts, nkicc, timeout, top_dirs, np=None):
     with open(os.path.join(cwd, desc_name), "w", encoding="utf-8") as f:
         json.dump(description(call), f, indent=1)
         f.write("\n")
-    cmd = [nkicc, "trace", "--emit=ir", "--color=never", desc_name]
+    simulation = call.get("mode") == "simulation"
+    if simulation:
+        # A kernel NKI runs only through nki.simulate_kernel (its outputs may be nl.hbm): it is
+        # simulated, and its MAC count comes from nkicc's log of the simulated call.
+        if not simulated_in_file(call["kernel"], open(kernel_file, encoding="utf-8").read()):
+            msg = (f"the table says mode simulation, but {call['path']} neither decorates {call['kernel']} "
+                   f"@nki.jit(mode=\"simulation\") nor calls simulate_kernel({call['kernel']}, ...)")
+            return dict(result, status="fail", cls="runner", error=msg, cause=msg, detail="")
+        out_dir = os.path.join(cwd, desc_name + ".sim")
+        shutil.rmtree(out_dir, ignore_errors=True)
+        cmd = [nkicc, "simulate", "-v", "--color=never", desc_name, f"--random-inputs={SIM_SEED}", "-o", out_dir]
+    else:
+        cmd = [nkicc, "trace", "--emit=ir", "--color=never", desc_name]
     start = time.monotonic()
     try:
         proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
@@ -289,13 +319,22 @@ def run_call(index, call, checkouts, nkicc, timeout, top_dirs, np=None):
     result["seconds"] = round(time.monotonic() - start, 3)
     stderr = proc.stderr.decode("utf-8", "replace")
     if proc.returncode == 0:
-        macs = [int(m.group(1)) for m in map(MAC_RE.match, proc.stdout.decode("utf-8", "replace").splitlines()) if m]
+        if simulation:
+            logs = [m for m in map(SIM_LOG_RE.search, stderr.splitlines()) if m]
+            macs = [int(m.group(1)) for m in logs]
+        else:
+            macs = [int(m.group(1)) for m in map(MAC_RE.match, proc.stdout.decode("utf-8", "replace").splitlines())
+                    if m]
         if len(macs) != 1:
-            msg = f"expected one matmul_mac_count line in --emit=ir, found {len(macs)}"
+            where = "nkicc simulate -v's log" if simulation else "--emit=ir"
+            msg = f"expected one matmul_mac_count line in {where}, found {len(macs)}"
             return dict(result, status="fail", cls="runner", error=msg, cause=msg, detail="")
         result["mac"] = macs[0]
         if np is not None and call.get("reference"):
-            result["simulate"] = simulate_call(np, call, cwd, desc_name, nkicc, timeout)
+            if simulation:
+                result["simulate"] = check_reference(np, call, out_dir, *simulated_names(logs[0]))
+            else:
+                result["simulate"] = simulate_call(np, call, cwd, desc_name, nkicc, timeout)
         if macs[0] == call["matmul_mac_count"]:
             return dict(result, status="pass")
         msg = f"matmul_mac_count {macs[0]}, expected {call['matmul_mac_count']} ({call['mac_formula']})"
@@ -377,6 +416,23 @@ def simulate_call(np, call, cwd, desc_name, nkicc, timeout):
         if m:
             dtypes.setdefault(m.group(1), m.group(3))
             kernel_tol = max(kernel_tol, SIM_TOLERANCE.get(m.group(3), 0.0))
+    return check_reference(np, call, out_dir, names, dtypes, kernel_tol)
+
+
+def simulated_names(log):
+    """Input and output names, output dtypes, from nkicc simulate -v's line of a call."""
+    names = {"inputs": [] if log.group(2) == "none" else [n.strip() for n in log.group(2).split(",")], "outputs": []}
+    dtypes = {}
+    for item in [] if log.group(3) == "none" else log.group(3).split("], "):
+        m = SIM_OUTPUT_RE.match(item.strip())
+        names["outputs"].append(m.group(1))
+        dtypes[m.group(1)] = m.group(2)
+    # Without the kernel's tiles (the trace is not run), the outputs' own dtypes set the tolerance.
+    return names, dtypes, 0.0
+
+
+def check_reference(np, call, out_dir, names, dtypes, kernel_tol):
+    """Compares the simulated outputs in out_dir with the table's reference on the same inputs."""
     inputs = iter(names.get("inputs", []))
     values = []
     for arg in list(call["args"]) + list(call.get("kwargs", {}).values()):

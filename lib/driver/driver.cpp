@@ -426,6 +426,7 @@ private:
     t.max_steps = options.max_steps;
     t.use_cache = options.use_cache;
     t.print_handler = options.print_handler;
+    t.shared_hbm_guard = options.shared_hbm_guard;
     if (self->persistent_)
       t.find_specialization = [self](const Call &call, const std::string &key) {
         return self->find_external(call, key);
@@ -561,6 +562,12 @@ private:
                         const trace::KernelTrace &t, const std::string &bir) {
     if (sources_.file_count() != files_at_lookup) {
       log(fmt::format("Persistent cache: {} not stored: its trace read files its key does not name", kernel));
+      return;
+    }
+    if (t.private_hbm_output) {
+      log(fmt::format("Persistent cache: {} not stored: it returns a private-HBM tensor, which only `nkicc simulate` "
+                      "accepts",
+                      kernel));
       return;
     }
     CacheEntry entry;

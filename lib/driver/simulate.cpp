@@ -11,6 +11,7 @@
 #include <cctype>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <system_error>
 
 namespace nkicc {
@@ -56,8 +57,8 @@ bool prepare_output_dir(const std::string &dir, DiagnosticEngine &diags) {
 class Simulation {
 public:
   Simulation(const SimulateRequest &request, const std::string &description, DiagnosticEngine &diags,
-             std::vector<std::string> &deps)
-      : request_(request), description_(description), diags_(diags), deps_(deps) {}
+             std::vector<std::string> &deps, const std::function<void(const std::string &)> &log)
+      : request_(request), description_(description), diags_(diags), deps_(deps), log_(log) {}
 
   void run_call(std::size_t index, const bir::ModuleCall &call, const bir::KernelData &kernel) {
     std::vector<sim::HostArray> inputs;
@@ -92,6 +93,23 @@ public:
       return;
     for (std::size_t o = 0; o < run.outputs.size(); ++o)
       write(array_path(request_.output_dir, index, kernel.output_names[o]), sim::npy_from_array(run.outputs[o]));
+    if (log_) {
+      std::int64_t instances = 1;
+      for (std::int64_t g : kernel.grid)
+        instances *= g;
+      std::vector<std::string> outputs;
+      for (const sim::HostArray &a : run.outputs)
+        outputs.push_back(fmt::format("{}{}", dtype_name(a.dtype), shape_text(a.shape)));
+      std::vector<std::string> named;
+      for (std::size_t o = 0; o < outputs.size(); ++o)
+        named.push_back(kernel.output_names[o] + " " + outputs[o]);
+      log_(fmt::format("simulate: call {} ('{}'): {} instruction{} x {} instance{}, matmul_mac_count {}; inputs: {}; "
+                       "outputs: {}",
+                       index, call.func_name, kernel.instructions.size(), kernel.instructions.size() == 1 ? "" : "s",
+                       instances, instances == 1 ? "" : "s", kernel.matmul_mac_count,
+                       kernel.input_names.empty() ? "none" : fmt::format("{}", fmt::join(kernel.input_names, ", ")),
+                       named.empty() ? "none" : fmt::format("{}", fmt::join(named, ", "))));
+    }
   }
 
 private:
@@ -150,6 +168,7 @@ private:
   const std::string &description_;
   DiagnosticEngine &diags_;
   std::vector<std::string> &deps_;
+  const std::function<void(const std::string &)> &log_;
 };
 
 } // namespace
@@ -159,6 +178,8 @@ std::optional<DriverOutput> run_simulate(const DriverOptions &options, const Sim
   DriverOptions trace = options;
   trace.emit = EmitKind::Bir;
   trace.text_output = nullptr;
+  // No graph node is inserted, as with nki.simulate_kernel: a kernel may return nl.hbm tensors.
+  trace.shared_hbm_guard = false;
   auto traced = run_trace(trace, sources, diags);
   if (!traced)
     return std::nullopt;
@@ -181,7 +202,7 @@ std::optional<DriverOutput> run_simulate(const DriverOptions &options, const Sim
     return std::nullopt;
   DriverOutput out;
   out.dependencies = std::move(traced->dependencies);
-  Simulation simulation(request, description, diags, out.dependencies);
+  Simulation simulation(request, description, diags, out.dependencies, options.info_log);
   auto start = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < module->calls.size(); ++i) {
     if (request.call && *request.call != i)

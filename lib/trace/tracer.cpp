@@ -846,8 +846,11 @@ struct Tracer::Impl {
             def_loc);
       ir::Tensor &tensor = kb.fn.tensors[t->ap.tensor];
       adopt_whole_view_shape(tensor, *t);
-      // Located where the kernel created the tensor it returns.
-      if (tensor.memory != ir::Memory::SharedHbm)
+      // Located where the kernel created the tensor it returns. Without the guard (`nkicc
+      // simulate`), a private-HBM output is what nki.simulate_kernel accepts; on-chip never is.
+      if (tensor.memory == ir::Memory::PrivateHbm && !options.shared_hbm_guard)
+        result.private_hbm_output = true;
+      else if (tensor.memory != ir::Memory::SharedHbm)
         raise_error("err_shared_hbm_guard",
                     "The input and output tensor of a NKI kernel must be in shared_hbm address space",
                     tensor.loc.valid() ? tensor.loc : def_loc);

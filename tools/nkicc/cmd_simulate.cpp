@@ -1,6 +1,7 @@
 // `nkicc simulate`: trace as `trace` does, then execute each call's BIR kernel on the CPU over
 // .npy inputs (issue 13). `-o` names a folder of outputs, not one output: the subcommand declares
 // its own -o and leaves nothing for cli.cpp to deliver.
+#include "cache_cli.h"
 #include "commands.h"
 
 namespace nkicc::tool {
@@ -25,6 +26,8 @@ public:
     app_->add_option("-o,--output", request_.output_dir, "Folder for the outputs, OUTDIR/callN.NAME.npy")
         ->required()
         ->type_name("OUTDIR");
+    // The trace part uses the persistent cache as `trace` does.
+    add_trace_cache_options(*app_, cache_);
     add_target_options(app_, shared.target);
     add_diagnostic_options(app_, shared.diagnostics);
     add_resource_options(app_, shared.resources);
@@ -49,7 +52,7 @@ public:
       request_.call = call_;
     if (seed_opt_->count())
       request_.seed = seed_;
-    return std::nullopt;
+    return apply_cache_options(cache_, options_, true);
   }
 
   std::optional<DriverOutput> run(Session &session) override {
@@ -65,6 +68,7 @@ private:
   std::uint64_t seed_ = 0;
   CLI::Option *call_opt_ = nullptr, *inputs_opt_ = nullptr, *seed_opt_ = nullptr;
   DriverOptions options_;
+  CacheCliOptions cache_;
 };
 
 } // namespace

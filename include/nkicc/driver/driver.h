@@ -53,6 +53,9 @@ struct DriverOptions {
   std::string nki_frontend;             ///< the `nki_frontend` env value, recorded in BIR as data
   /// Info-level log lines (the binary cache's hits and misses).
   std::function<void(const std::string &)> info_log;
+  /// insert_nki_kernel's shared_hbm guard on external kernels' inputs and outputs; `nkicc
+  /// simulate` lifts it (TraceOptions::shared_hbm_guard).
+  bool shared_hbm_guard = true;
   /// Where `print()` in a kernel goes; the tool logs it.
   std::function<void(const std::string &)> print_handler;
   /// Told each stage's wall time as it ends (mold's per-pass timers); the tool logs it at debug.

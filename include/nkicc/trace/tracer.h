@@ -33,6 +33,10 @@ struct TraceOptions {
   /// per-run figures stay the seed's). Empty: every miss is traced.
   std::function<std::unique_ptr<KernelTrace>(const Call &call, const std::string &specialization_key)>
       find_specialization;
+  /// insert_nki_kernel's guard (seed 001 §2.4): an external kernel's inputs and outputs must be
+  /// in shared_hbm. `nkicc simulate` lifts it, as `nki.simulate_kernel` does: no graph node is
+  /// inserted, so a kernel may return a private-HBM (`nl.hbm`) tensor.
+  bool shared_hbm_guard = true;
 };
 
 /// One returned tensor: its name, shape and dtype (backend_config's kernel_return).
@@ -56,6 +60,9 @@ struct KernelTrace {
   std::vector<std::int64_t> grid;
   bool platform_target_is_fallback = false;
   std::string specialization_key; ///< Python repr of the key, for logs and `nkicc key`
+  /// An output in private HBM, accepted because the guard was lifted (`nkicc simulate`): the
+  /// result is not one `nkicc trace` would give, so it is never stored in the persistent cache.
+  bool private_hbm_output = false;
 };
 
 struct SpecializationStats {
