@@ -20,7 +20,10 @@ failure prints one line with its first error (paths relative to the repository),
 `conformance: N/M`, the failures per class and the most frequent causes. A call with `"mode":
 "simulation"` is of a kernel its file runs only through NKI's simulator (`@nki.jit(mode="simulation")`
 or `nki.simulate_kernel(kernel, ...)`; its outputs may be `nl.hbm`): it runs `nkicc simulate -v --random-inputs` instead and reads the MAC
-count from the simulated call's log line. Classes:
+count from the simulated call's log line. A call with `"internal": {"results": [...], "modules": [...]}`
+is of a kernel the framework calls as an internal op (its outputs may be private HBM): the script
+writes a one-entry registry.json (tensor args as operands, kwargs as attrs) and traces an internal
+call with `-I` the kernel file's folder, then the registry's. Classes:
 
   python       a Python-level gap: an unsupported construct, a builtin or standard-library name,
                a class, an import between files, host NumPy on plain values, a Python exception
@@ -65,7 +68,7 @@ REPOSITORIES = ("aws-neuron/nki-samples", "aws-neuron/aws-neuron-sdk")
 CALL_FIELDS = {
     "id": str, "repository": str, "commit": str, "path": str, "kernel": str, "args": list, "kwargs": dict,
     "grid": list, "nc": int, "target": str, "opts": dict, "mac_formula": str, "mac_vars": dict,
-    "matmul_mac_count": int, "reference": str, "note": str, "mode": str,
+    "matmul_mac_count": int, "reference": str, "note": str, "mode": str, "internal": dict,
 }
 MODES = ("simulation",)
 REQUIRED_FIELDS = ("id", "repository", "commit", "path", "kernel", "args", "matmul_mac_count", "mac_formula")
@@ -149,6 +152,16 @@ def check_table(table, path):
             raise TableError(f"{where}: path must be a relative path of a .py file inside the repository")
         if "mode" in call and call["mode"] not in MODES:
             raise TableError(f"{where}: mode must be one of {', '.join(MODES)}")
+        internal = call.get("internal")
+        if internal is not None:
+            if set(internal) - {"modules", "results"} or not isinstance(internal.get("results"), list) or not all(
+                    isinstance(r, dict) and set(r) == {"shape", "dtype"} for r in internal["results"]) or not all(
+                    isinstance(m, str) and m.endswith(".py") for m in internal.get("modules", [])):
+                raise TableError(f"{where}: internal is {{\"results\": [{{\"shape\": ..., \"dtype\": ...}}, ...], "
+                                 f"\"modules\": [\"file.py\", ...]}}")
+            if "mode" in call or "grid" in call or "reference" in call or not all(
+                    isinstance(a, dict) and "shape" in a for a in call["args"]):
+                raise TableError(f"{where}: an internal call takes tensor args only, and no mode, grid or reference")
         if call["matmul_mac_count"] < 0:
             raise TableError(f"{where}: matmul_mac_count must not be negative")
         grid = call.get("grid")
@@ -242,6 +255,12 @@ class Checkouts:
 # --- running one call -----------------------------------------------------------------------------
 
 def description(call):
+    if "internal" in call:
+        # The kernel as an internal op: its tensors are the operands, its kwargs the attrs.
+        entry = {"internal": call["kernel"], "operands": call["args"], "results": call["internal"]["results"]}
+        if call.get("kwargs"):
+            entry["attrs"] = call["kwargs"]
+        return {"nkicc": 1, "target": call.get("target", "trn2"), "calls": [entry]}
     entry = {"kernel": call["kernel"], "args": call["args"]}
     if call.get("kwargs"):
         entry["kwargs"] = call["kwargs"]
@@ -296,6 +315,25 @@ def run_call(index, call, checkouts, nkicc, timeout, top_dirs, np=None):
     with open(os.path.join(cwd, desc_name), "w", encoding="utf-8") as f:
         json.dump(description(call), f, indent=1)
         f.write("\n")
+    registry = []
+    if "internal" in call and os.path.exists(os.path.join(cwd, "registry.json")):
+        msg = f"{os.path.dirname(call['path']) or '.'} has a registry.json of its own: an internal call needs a folder without"
+        return dict(result, status="fail", cls="runner", error=msg, cause=msg, detail="")
+    if "internal" in call:
+        # A registry of one entry, in a folder of the call's own, so that calls run in parallel;
+        # its files are found in the kernel file's folder, the first -I (it has no registry.json).
+        reg_dir = desc_name + ".registry"
+        os.makedirs(os.path.join(cwd, reg_dir), exist_ok=True)
+        entry = {"source": os.path.basename(call["path"]), "entry": call["kernel"],
+                 "args": [{"operand": i} for i in range(len(call["args"]))],
+                 "results": len(call["internal"]["results"])}
+        if call["internal"].get("modules"):
+            entry["modules"] = call["internal"]["modules"]
+        if call.get("kwargs"):
+            entry["kwargs"] = {k: {"attr": k} for k in call["kwargs"]}
+        with open(os.path.join(cwd, reg_dir, "registry.json"), "w", encoding="utf-8") as f:
+            json.dump({"nkicc_registry": 1, "kernels": {call["kernel"]: entry}}, f, indent=1)
+        registry = ["-I", ".", "-I", reg_dir]
     simulation = call.get("mode") == "simulation"
     if simulation:
         # A kernel NKI runs only through nki.simulate_kernel (its outputs may be nl.hbm): it is
@@ -308,7 +346,7 @@ def run_call(index, call, checkouts, nkicc, timeout, top_dirs, np=None):
         shutil.rmtree(out_dir, ignore_errors=True)
         cmd = [nkicc, "simulate", "-v", "--color=never", desc_name, f"--random-inputs={SIM_SEED}", "-o", out_dir]
     else:
-        cmd = [nkicc, "trace", "--emit=ir", "--color=never", desc_name]
+        cmd = [nkicc, "trace", "--emit=ir", "--color=never", *registry, desc_name]
     start = time.monotonic()
     try:
         proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
