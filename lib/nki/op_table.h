@@ -153,6 +153,8 @@ std::span<const OpDef> isa_ops();                ///< nisa.*
 std::span<const OpDef> isa_reduce_ops();
 std::span<const OpDef> isa_select_ops();    ///< nisa.max8, nc_stream_shuffle, dropout, ... (isa_select.cpp)
 std::span<const OpDef> language_misc_ops(); ///< nl.rand, random_seed, atomic_rmw (isa_select.cpp)
+std::span<const OpDef> language_collective_ops(); ///< nl.all_reduce (collectives.cpp)
+std::span<const OpDef> nccl_ops();                ///< nki.nccl's collectives (collectives.cpp)
 /// Methods of a tensor view: their first parameter is `self`.
 std::span<const OpDef> tensor_method_ops(); ///< x.reshape, x.broadcast_to, x.ap
 

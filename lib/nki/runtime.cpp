@@ -95,6 +95,14 @@ void NkiRuntime::build_modules() {
   install_ops(*this, *nisa, isa_reduce_ops(), true);
   install_ops(*this, *nisa, isa_select_ops(), true);
   install_ops(*this, *nl, language_misc_ops());
+  install_ops(*this, *nl, language_collective_ops());
+  // nki.nccl: collectives across the ranks of replica groups; `collectives` is its submodule
+  // of the same functions (`from neuronxcc.nki.nccl.collectives import collective_permute_implicit`).
+  auto nccl = std::make_shared<ModuleObject>("neuronxcc.nki.nccl");
+  install_ops(*this, *nccl, nccl_ops());
+  auto nccl_collectives = std::make_shared<ModuleObject>("neuronxcc.nki.nccl.collectives");
+  install_ops(*this, *nccl_collectives, nccl_ops());
+  nccl->globals().set("collectives", Value::object(nccl_collectives));
   auto nl_constants = std::make_shared<ModuleObject>("neuronxcc.nki.language.constants");
   install_ops(*this, *nl_constants, language_constants_ops());
   nl->globals().set("constants", Value::object(nl_constants));
@@ -163,6 +171,7 @@ void NkiRuntime::build_modules() {
   nki->globals().set("typing", Value::object(typing));
   auto compiler = make_compiler_module("neuronxcc.nki.compiler");
   nki->globals().set("compiler", Value::object(compiler));
+  nki->globals().set("nccl", Value::object(nccl));
   neuronxcc->globals().set("nki", Value::object(nki));
 
   modules_["neuronxcc"] = neuronxcc;
@@ -181,6 +190,10 @@ void NkiRuntime::build_modules() {
   modules_["nki.isa.constants"] = isa_constants;
   modules_["neuronxcc.nki.compiler"] = compiler;
   modules_["nki.compiler"] = compiler;
+  modules_["neuronxcc.nki.nccl"] = nccl;
+  modules_["nki.nccl"] = nccl;
+  modules_["neuronxcc.nki.nccl.collectives"] = nccl_collectives;
+  modules_["nki.nccl.collectives"] = nccl_collectives;
   modules_["numpy"] = np;
 }
 
