@@ -35,14 +35,35 @@ Value lower_reshape(OpCall &c) {
   return Value::object(out);
 }
 
-// The new API's explicit access pattern: `t.ap([[step, num], ...], offset=0)`, steps in
-// elements of the underlying tensor (the partition entry first), as the IR's patterns are.
+// The new API's explicit access pattern: `t.ap([[step, num], ...], offset=0, dtype=None)`,
+// steps in elements of the underlying tensor (the partition entry first), as the IR's patterns
+// are. With `dtype`, the tensor's bytes are read as that dtype (as `t.view(dtype)`), and the
+// steps and offset count its elements.
 Value lower_ap(OpCall &c) {
   auto self = c.required_tensor("self");
   std::vector<Value> entries = c.interp.to_list(c.required("pattern"));
   if (entries.empty())
     raise_error("ValueError", "an access pattern needs at least one [step, num] entry");
   auto out = std::make_shared<TensorRef>(*self);
+  if (auto dtype = c.dtype(); dtype && *dtype != self->tensor().dtype) {
+    if (self->indirect)
+      raise_error("ValueError", fmt::format("cannot read '{}', indexed by a tile of indices, as {}", self->describe(),
+                                            dtype_name(*dtype)));
+    auto from = static_cast<std::int64_t>(dtype_size(self->tensor().dtype));
+    auto to = static_cast<std::int64_t>(dtype_size(*dtype));
+    auto in_to = [&](std::int64_t elements) {
+      std::int64_t bytes = checked_mul(elements, from);
+      if (bytes % to != 0)
+        raise_error("ValueError", fmt::format("cannot read '{}' as {}: its offset is not a whole number of {} "
+                                              "elements",
+                                              self->describe(), dtype_name(*dtype), dtype_name(*dtype)));
+      return bytes / to;
+    };
+    out->ap.tensor = self->builder->new_view(self->ap.tensor, *dtype);
+    out->ap.offset = in_to(out->ap.offset);
+    for (std::int64_t &term : out->ap.program_offset)
+      term = in_to(term);
+  }
   out->ap.pattern.clear();
   for (const Value &e : entries) {
     std::vector<Value> pair = c.interp.to_list(e);
@@ -58,7 +79,7 @@ Value lower_ap(OpCall &c) {
   std::int64_t last = out->ap.offset;
   for (auto [step, num] : out->ap.pattern)
     last = checked_add(last, checked_mul(step, num - 1));
-  std::int64_t size = product(self->tensor().shape);
+  std::int64_t size = product(out->tensor().shape);
   if (out->ap.offset < 0 || last >= size)
     raise_error("err_tensor_access_out_of_bound",
                 fmt::format("Out-of-bound access for tensor `{}`: access pattern reaches element {} of {}",
@@ -138,7 +159,7 @@ constexpr ir::Opcode kNoOp = ir::Opcode::TensorCopy;
 
 const OpDef kOps[] = {
     {"reshape(self: any, shape: shape)", kNone, kNoOp, lower_reshape},
-    {"ap(self: any, pattern: any, offset: int? = None)", kNone, kNoOp, lower_ap},
+    {"ap(self: any, pattern: any, offset: int? = None, dtype: dtype? = None)", kNone, kNoOp, lower_ap},
     {"broadcast_to(self: any, shape: shape)", kNone, kNoOp, lower_broadcast_to},
     {"view(self: any, dtype: dtype? = None)", kNone, kNoOp, lower_view},
 };
