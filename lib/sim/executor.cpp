@@ -325,6 +325,24 @@ bool Executor::run(std::span<const HostArray> inputs) {
   std::array<std::int64_t, kMaxProgramAxes> extent{1, 1, 1};
   for (std::size_t a = 0; a < kernel_.grid.size() && a < kMaxProgramAxes; ++a)
     extent[a] = kernel_.grid[a];
+  // nl.all_reduce over program axes needs every instance at the collective at once.
+  std::vector<std::size_t> collectives;
+  for (std::size_t i = 0; i < kernel_.instructions.size(); ++i)
+    if (kernel_.instructions[i].opcode == ir::Opcode::Collective) {
+      index_ = i;
+      if (attr("program_axes"))
+        collectives.push_back(i);
+    }
+  if (!collectives.empty()) {
+    std::vector<ProgramIds> instances;
+    for (pid_[0] = 0; pid_[0] < extent[0]; ++pid_[0])
+      for (pid_[1] = 0; pid_[1] < extent[1]; ++pid_[1])
+        for (pid_[2] = 0; pid_[2] < extent[2]; ++pid_[2])
+          instances.push_back(pid_);
+    bool ok = run_phased(instances, collectives);
+    pid_ = {};
+    return ok && !failed_;
+  }
   for (pid_[0] = 0; pid_[0] < extent[0]; ++pid_[0])
     for (pid_[1] = 0; pid_[1] < extent[1]; ++pid_[1])
       for (pid_[2] = 0; pid_[2] < extent[2]; ++pid_[2])
@@ -343,7 +361,11 @@ bool Executor::run_instance() {
   scalar_acc_.fill(0.0f);
   vector_acc_.fill(0.0f);
   rng_ = kDefaultSeed;
-  for (index_ = 0; index_ < kernel_.instructions.size(); ++index_) {
+  return run_range(0, kernel_.instructions.size());
+}
+
+bool Executor::run_range(std::size_t begin, std::size_t end) {
+  for (index_ = begin; index_ < end; ++index_) {
     const bir::KernelInstruction &inst = kernel_.instructions[index_];
     if (uses_view_[index_]) {
       for (const auto *aps : {&inst.dst, &inst.src})

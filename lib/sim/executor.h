@@ -126,7 +126,28 @@ public:
   }
 
 private:
+  /// What one SPMD instance holds while the instances run in phases: its tiles and private HBM
+  /// (by tensor id; shared HBM is everyone's), its accumulators and its random state.
+  struct InstanceState {
+    std::vector<Buffer> local;
+    std::array<float, kLanes> scalar_acc{};
+    std::array<float, kLanes> vector_acc{};
+    std::uint64_t rng = kDefaultSeed;
+  };
+  using ProgramIds = std::array<std::int64_t, kMaxProgramAxes>;
+
   bool run_instance();
+  /// Instructions [begin, end) of the instance whose state is loaded.
+  bool run_range(std::size_t begin, std::size_t end);
+  /// nl.all_reduce over program axes (collectives.cpp): every instance runs up to the
+  /// collective, the collective combines them, then every instance runs on to the next one.
+  bool run_phased(const std::vector<ProgramIds> &instances, const std::vector<std::size_t> &collectives);
+  bool all_reduce_programs(std::vector<InstanceState> &states, const std::vector<ProgramIds> &instances);
+  /// Swaps an instance's state with the executor's (loading it, or saving it back).
+  void swap_state(InstanceState &state);
+  bool instance_local(ir::TensorId id) const {
+    return kernel_.tensors[id].memory != ir::Memory::SharedHbm && kernel_.tensors[id].role == ir::TensorRole::Internal;
+  }
   /// A view (`t.view(dtype)`) keeps its own buffer: before an instruction that uses it, it is
   /// decoded from its base's bytes, and after one that writes it, its bytes go back to the base.
   void view_from_base(ir::TensorId view);

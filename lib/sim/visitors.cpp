@@ -844,8 +844,13 @@ bool execute_instruction(Executor &ex, const bir::KernelInstruction &inst) {
     return visit_bn_aggr(ex, inst);
   case ir::Opcode::Select:
     return visit_select(ex, inst);
-  case ir::Opcode::Collective:
-    return ex.fail("collective operations are not simulated: nkicc simulates one NeuronCore");
+  case ir::Opcode::Collective: {
+    // nl.all_reduce over program axes never gets here (collectives.cpp); these span NeuronCores.
+    const PyConstant *kind = ex.attr("collective");
+    return ex.fail(fmt::format("'{}' combines the ranks of replica groups, which are other NeuronCores: nkicc "
+                               "simulates one NeuronCore",
+                               kind && kind->kind == PyConstant::Kind::Str ? kind->s : "collective"));
+  }
   case ir::Opcode::TensorTensorScan:
     return visit_tensor_tensor_scan(ex, inst);
   case ir::Opcode::PartitionReduce:
