@@ -21,23 +21,7 @@
 
 namespace nkicc::nki {
 
-namespace {
-
-bool is_integer(DType d) {
-  switch (d) {
-  case DType::Int8:
-  case DType::Int16:
-  case DType::Int32:
-  case DType::UInt8:
-  case DType::UInt16:
-  case DType::UInt32:
-    return true;
-  default:
-    return false;
-  }
-}
-
-} // namespace
+namespace {} // namespace
 
 std::int64_t indirect_partitions(const Value &v) {
   auto *t = v.as<TensorRef>();
@@ -68,7 +52,7 @@ std::int64_t add_indirect_index(const TensorRef &view, TensorRef &out, const Ten
     raise_error("err_unsupported_memory",
                 fmt::format("the index tile '{}' of an indirect access to '{}' must be in 'sbuf', not '{}'", it.name,
                             t.name, ir::memory_name(it.memory)));
-  if (!is_integer(it.dtype))
+  if (!dtype_is_integer(it.dtype, false))
     raise_error("TypeError", fmt::format("the index tile '{}' of an indirect access to '{}' must hold integers, not {}",
                                          it.name, t.name, dtype_name(it.dtype)));
   ir::Shape shape = index.shape();

@@ -23,21 +23,6 @@ namespace {
                           pa, shape_text(a), pb, shape_text(b), op));
 }
 
-bool integer_dtype(DType d) {
-  switch (d) {
-  case DType::Int8:
-  case DType::Int16:
-  case DType::Int32:
-  case DType::UInt8:
-  case DType::UInt16:
-  case DType::UInt32:
-  case DType::Bool:
-    return true;
-  default:
-    return false;
-  }
-}
-
 /// A `[P, 1]` operand (one element per partition of `data`): a scan's `initial`, a
 /// tensor_scalar's `operand0`, a select's `on_false`, a fused reduction's `reduce_res`.
 void check_per_partition(std::string_view op, const TensorRef &data, std::string_view data_name, const TensorRef &t,
@@ -144,7 +129,7 @@ Value lower_tensor_partition_reduce(OpCall &c) {
                                           name));
   ir::Shape shape = x->shape();
   check_partitions(shape);
-  if ((op == "bitwise_or" || op == "bitwise_and") && !integer_dtype(x->tensor().dtype))
+  if ((op == "bitwise_or" || op == "bitwise_and") && !dtype_is_integer(x->tensor().dtype, true))
     raise_error("ValueError", fmt::format("'tensor_partition_reduce' with {} needs an integer tile, got {} of {}", op,
                                           x->describe(), dtype_name(x->tensor().dtype)));
   shape[0] = 1;
@@ -204,7 +189,7 @@ Value lower_select_reduce(OpCall &c) {
     raise_error("ValueError",
                 fmt::format("'select_reduce' needs predicate and on_true of the same shape, got {} and {}",
                             pred->describe(), on_true->describe()));
-  if (!integer_dtype(pred->tensor().dtype))
+  if (!dtype_is_integer(pred->tensor().dtype, true))
     raise_error("ValueError", fmt::format("the predicate of 'select_reduce' must be an integer tile, got {} of {}",
                                           pred->describe(), dtype_name(pred->tensor().dtype)));
   std::vector<ir::AccessPattern> src = {pred->ap, on_true->ap};
@@ -236,7 +221,7 @@ Value lower_range_select(OpCall &c) {
                             gen));
   auto on_true = c.required_tensor("on_true_tile");
   check_partitions(on_true->shape());
-  if (integer_dtype(on_true->tensor().dtype))
+  if (dtype_is_integer(on_true->tensor().dtype, true))
     raise_error("TypeError",
                 fmt::format("the on_true_tile of 'range_select' must be a floating-point tile, got {} of {}",
                             on_true->describe(), dtype_name(on_true->tensor().dtype)));

@@ -18,21 +18,6 @@ namespace {
 
 constexpr std::int64_t kMaxElements8 = 16384; // elements per partition max8 and its kin read
 
-bool is_int(DType d) {
-  switch (d) {
-  case DType::Int8:
-  case DType::Int16:
-  case DType::Int32:
-  case DType::UInt8:
-  case DType::UInt16:
-  case DType::UInt32:
-  case DType::Bool:
-    return true;
-  default:
-    return false;
-  }
-}
-
 std::int64_t per_partition(const TensorRef &t) { return product(t.shape(), 1); }
 
 void check_rank(const TensorRef &t, std::size_t max_rank, std::string_view op) {
@@ -118,7 +103,7 @@ Value lower_match_replace8(OpCall &c) {
       raise_error("ValueError",
                   fmt::format("the dst_idx of 'nc_match_replace8' must hold 8 indices per partition, but '{}' holds {}",
                               idx->describe(), per_partition(*idx)));
-    if (!is_int(idx->tensor().dtype))
+    if (!dtype_is_integer(idx->tensor().dtype, true))
       raise_error("TypeError", fmt::format("the dst_idx of 'nc_match_replace8' must be an integer tile, not {}",
                                            dtype_name(idx->tensor().dtype)));
     dst.push_back(idx->ap);
@@ -166,7 +151,7 @@ Value lower_dropout(OpCall &c) {
   auto data = c.required_tensor("data");
   DType in = data->tensor().dtype;
   std::optional<DType> dtype = c.dtype();
-  if (is_int(in) && dtype && *dtype != in)
+  if (dtype_is_integer(in, true) && dtype && *dtype != in)
     raise_error("TypeError", fmt::format("'dropout' of integer data ({}) must keep its dtype, not cast to {}",
                                          dtype_name(in), dtype_name(*dtype)));
   std::vector<ir::AccessPattern> srcs = {data->ap};
@@ -178,9 +163,11 @@ Value lower_dropout(OpCall &c) {
     if (s.size() != 2 || s[1] != 1 || s[0] != data->shape()[0])
       raise_error("ValueError", fmt::format("the prob of 'dropout' must be a scalar or a [{}, 1] tile, got '{}'",
                                             data->shape()[0], p->describe()));
-    if (is_int(p->tensor().dtype) || (is_int(in) && p->tensor().dtype != DType::Float32))
-      raise_error("TypeError", fmt::format("the prob of 'dropout' of {} data must be {}, not {}", dtype_name(in),
-                                           is_int(in) ? "float32" : "a float type", dtype_name(p->tensor().dtype)));
+    if (dtype_is_integer(p->tensor().dtype, true) ||
+        (dtype_is_integer(in, true) && p->tensor().dtype != DType::Float32))
+      raise_error("TypeError",
+                  fmt::format("the prob of 'dropout' of {} data must be {}, not {}", dtype_name(in),
+                              dtype_is_integer(in, true) ? "float32" : "a float type", dtype_name(p->tensor().dtype)));
     srcs.push_back(broadcast_view(*p, data->shape()));
   } else if (is_scalar(prob)) {
     PyConstant k = scalar_constant(prob);

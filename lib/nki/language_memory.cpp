@@ -31,7 +31,7 @@ Value constant_tensor(OpCall &c, std::string_view stem, const std::vector<std::i
   std::size_t size = dtype_size(dtype);
   ir::ConstantData data;
   data.bytes.resize(static_cast<std::size_t>(count) * size);
-  bool integer = sim::is_integer(dtype) && dtype != DType::Bool;
+  bool integer = dtype_is_integer(dtype, false);
   for (std::int64_t k = 0; k < count; ++k) {
     double v = element(k);
     if (integer && std::isfinite(v))

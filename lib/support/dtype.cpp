@@ -36,6 +36,10 @@ const DTypeInfo &info(DType d) { return kDTypes[static_cast<std::size_t>(d)]; }
 std::string_view dtype_name(DType dtype) { return info(dtype).name; }
 std::size_t dtype_size(DType dtype) { return info(dtype).size; }
 
+bool dtype_is_integer(DType dtype, bool with_bool) {
+  return (dtype >= DType::Int8 && dtype <= DType::UInt32) || (with_bool && dtype == DType::Bool);
+}
+
 std::optional<DType> parse_dtype(std::string_view name) {
   if (name == "bool_")
     return DType::Bool;

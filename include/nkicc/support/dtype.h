@@ -32,6 +32,9 @@ std::string_view dtype_name(DType dtype);
 std::optional<DType> parse_dtype(std::string_view name);
 /// Size of one element in bytes.
 std::size_t dtype_size(DType dtype);
+/// The signed and unsigned integer dtypes; with `with_bool`, `bool` too (NKI treats it as an
+/// integer where an op takes integers, such as a predicate or an index).
+bool dtype_is_integer(DType dtype, bool with_bool);
 /// All accepted names, for "did you mean" suggestions and messages.
 const std::vector<std::string> &dtype_names();
 
