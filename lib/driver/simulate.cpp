@@ -97,12 +97,10 @@ public:
       std::int64_t instances = 1;
       for (std::int64_t g : kernel.grid)
         instances *= g;
-      std::vector<std::string> outputs;
-      for (const sim::HostArray &a : run.outputs)
-        outputs.push_back(fmt::format("{}{}", dtype_name(a.dtype), shape_text(a.shape)));
       std::vector<std::string> named;
-      for (std::size_t o = 0; o < outputs.size(); ++o)
-        named.push_back(kernel.output_names[o] + " " + outputs[o]);
+      for (std::size_t o = 0; o < run.outputs.size(); ++o)
+        named.push_back(fmt::format("{} {}{}", kernel.output_names[o], dtype_name(run.outputs[o].dtype),
+                                    shape_text(run.outputs[o].shape)));
       log_(fmt::format("simulate: call {} ('{}'): {} instruction{} x {} instance{}, matmul_mac_count {}; inputs: {}; "
                        "outputs: {}",
                        index, call.func_name, kernel.instructions.size(), kernel.instructions.size() == 1 ? "" : "s",

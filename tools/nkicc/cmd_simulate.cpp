@@ -11,13 +11,13 @@ namespace {
 class SimulateCommand : public Command {
 public:
   SimulateCommand(CLI::App &parent, SharedOptions &shared) {
-    app_ = parent.add_subcommand(
-        "simulate", "Trace each call and run its BIR kernel on the CPU: .npy inputs in, .npy outputs out");
+    app_ = parent.add_subcommand("simulate",
+                                 "Trace each call and run its BIR kernel on the CPU: .npy inputs in, .npy outputs out");
     add_description_input(app_, input_);
     call_opt_ = app_->add_option("--call", call_, "Simulate only call N (0-based)")->type_name("N");
-    inputs_opt_ = app_->add_option("--inputs", request_.inputs_dir,
-                                   "Read call N's tensor parameter P from DIR/callN.P.npy")
-                      ->type_name("DIR");
+    inputs_opt_ =
+        app_->add_option("--inputs", request_.inputs_dir, "Read call N's tensor parameter P from DIR/callN.P.npy")
+            ->type_name("DIR");
     seed_opt_ = app_->add_option("--random-inputs", seed_,
                                  "Make deterministic inputs from SEED instead, and write them to the output folder")
                     ->type_name("SEED");
