@@ -71,12 +71,41 @@ Value Machine::call_function(FunctionObject &fn, CallArgs &args) {
   return run_function(fn, code, scope.regs);
 }
 
-bool Machine::call_simple(FunctionObject &fn, Value *args, std::size_t n, SourceLoc loc, Value &out) {
+bool Machine::call_simple(FunctionObject &fn, Value *args, std::size_t n, const std::vector<std::string> *keywords,
+                          SourceLoc loc, Value &out) {
   const Code &code = code_of(fn);
   std::size_t npos = code.positional.size();
+  std::size_t nkw = keywords ? keywords->size() : 0;
+  std::size_t given = n - nkw;
   std::size_t first_default = npos - fn.defaults.size();
-  if (!code.simple_params || n > npos || n < first_default)
+  if (!code.simple_params || given > npos)
     return false;
+  // Keywords naming ordinary parameters not given positionally, each at most once; anything
+  // else (an unknown or repeated name, a missing argument) takes the general binding, which
+  // raises CPython's error.
+  constexpr std::size_t kMaxKeywords = 8;
+  std::array<std::uint16_t, kMaxKeywords> slot{};
+  std::uint64_t bound = 0;
+  if (nkw) {
+    if (nkw > kMaxKeywords || npos > 64)
+      return false;
+    bound = given == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << given) - 1;
+    for (std::size_t j = 0; j < nkw; ++j) {
+      std::string_view name = (*keywords)[j];
+      std::size_t k = code.posonly;
+      while (k < npos && code.positional[k].name != name)
+        ++k;
+      if (k == npos || (bound >> k & 1))
+        return false;
+      bound |= std::uint64_t{1} << k;
+      slot[j] = static_cast<std::uint16_t>(k);
+    }
+    for (std::size_t k = given; k < first_default; ++k)
+      if (!(bound >> k & 1))
+        return false;
+  } else if (given < first_default) {
+    return false;
+  }
   if (++in_.steps_ > in_.limits_.max_steps)
     raise_error("step-budget",
                 "the trace ran more than " + std::to_string(in_.limits_.max_steps) +
@@ -88,10 +117,13 @@ bool Machine::call_simple(FunctionObject &fn, Value *args, std::size_t n, Source
   FrameScope scope(*this, in_, code.nregs);
   scope.code = &code;
   Value *regs = scope.regs;
-  for (std::size_t k = 0; k < n; ++k)
+  for (std::size_t k = 0; k < given; ++k)
     regs[k] = std::move(args[k]);
-  for (std::size_t k = n; k < npos; ++k)
-    regs[k] = fn.defaults[k - first_default];
+  for (std::size_t j = 0; j < nkw; ++j)
+    regs[slot[j]] = std::move(args[given + j]);
+  for (std::size_t k = std::max(given, first_default); k < npos; ++k)
+    if (nkw == 0 || !(bound >> k & 1)) // (with keywords, npos <= 64)
+      regs[k] = fn.defaults[k - first_default];
   scope.enter(fn);
   out = run_function(fn, code, regs);
   return true;
@@ -223,7 +255,13 @@ Value Machine::call_registers(const Value &callee, Value *args, std::size_t n, c
     if (auto *cls = exactly<ClassObject>(callee))
       if (std::optional<Value> obj = instantiate_simple(*cls, args, n, site))
         return std::move(*obj);
-  if (!site.keywords.empty() || !exactly<FunctionObject>(callee)) {
+  auto *fn = exactly<FunctionObject>(callee);
+  if (fn) {
+    Value out;
+    if (call_simple(*fn, args, n, &site.keywords, site.loc, out))
+      return out;
+  }
+  if (!site.keywords.empty() || !fn) {
     PooledArgs pooled(*this);
     CallArgs &a = pooled.args;
     a.loc = site.loc;
@@ -238,10 +276,6 @@ Value Machine::call_registers(const Value &callee, Value *args, std::size_t n, c
     }
     return call(callee, a, site.loc);
   }
-  auto *fn = exactly<FunctionObject>(callee);
-  Value out;
-  if (call_simple(*fn, args, n, site.loc, out))
-    return out;
   PooledArgs pooled(*this);
   CallArgs &a = pooled.args;
   a.loc = site.loc;
@@ -253,21 +287,36 @@ Value Machine::call_registers(const Value &callee, Value *args, std::size_t n, c
 std::optional<Value> Machine::instantiate_simple(ClassObject &cls, Value *args, std::size_t n, const CallSite &site) {
   // `C(a, b)` for a plain class whose __init__ is a compiled function taking them positionally:
   // the instance goes in the callee's register, followed by the arguments, as a method call.
-  if (cls.flavor != ClassFlavor::Plain || cls.native != K::None)
+  // The site remembers the class's __init__ while the class's namespace stays as it was.
+  AttrCache &cc = const_cast<CallSite &>(site).ctor;
+  constexpr std::uint8_t kPlainInit = 1;
+  if (!cc.probe(&cls, class_epoch())) {
+    cc.demote();
+    cc.key = &cls;
+    cc.epoch = class_epoch();
+    cc.kind = 0;
+    cc.slot = nullptr;
+    if (cls.flavor != ClassFlavor::Plain || cls.native != K::None)
+      return std::nullopt;
+    const Value *new_fn = cls.lookup("__new__");
+    if (new_fn &&
+        !(new_fn->as<trace::BuiltinFunction>() && new_fn->as<trace::BuiltinFunction>()->name() == "object.__new__"))
+      return std::nullopt;
+    const Value *found = cls.lookup("__init__");
+    if (!found || !exactly<FunctionObject>(*found))
+      return std::nullopt;
+    cc.kind = kPlainInit;
+    cc.slot = found;
+  }
+  if (cc.kind != kPlainInit)
     return std::nullopt;
-  const Value *new_fn = cls.lookup("__new__");
-  if (new_fn &&
-      !(new_fn->as<trace::BuiltinFunction>() && new_fn->as<trace::BuiltinFunction>()->name() == "object.__new__"))
-    return std::nullopt;
-  const Value *init = cls.lookup("__init__");
-  auto *fn = init ? exactly<FunctionObject>(*init) : nullptr;
-  if (!fn)
-    return std::nullopt;
+  const Value *init = cc.slot;
+  auto *fn = exactly<FunctionObject>(*init);
   Ref<ClassObject> keep(&cls);
   Value obj = Value::object(make_ref<InstanceObject>(keep));
   args[-1] = obj;
   Value result;
-  if (!call_simple(*fn, args - 1, n + 1, site.loc, result)) {
+  if (!call_simple(*fn, args - 1, n + 1, nullptr, site.loc, result)) {
     PooledArgs pooled(*this);
     CallArgs &a = pooled.args;
     a.loc = site.loc;
@@ -301,7 +350,8 @@ void Machine::load_method(Frame &f, const Insn &in) {
     // A function on the class is called with the instance first, without a bound method.
     AttrCache &ac = const_cast<CallSite &>(site).attr;
     ClassObject *cls = inst->cls.get();
-    if (ac.key != cls || ac.epoch != class_epoch()) {
+    if (!ac.probe(cls, class_epoch())) {
+      ac.demote();
       AttrPlan p = cls->plan(ac.name);
       ac.key = cls;
       ac.epoch = class_epoch();

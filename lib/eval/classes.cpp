@@ -20,7 +20,6 @@ using trace::TraceError;
 using K = Value::Kind;
 
 namespace {
-std::uint64_t g_epoch = 1;
 
 Symbol sym(std::string_view s) { return Symbol::intern(s); }
 
@@ -221,9 +220,6 @@ void InstanceObject::clear_refs() {
   cause = Value();
 }
 
-std::uint64_t class_epoch() { return g_epoch; }
-void bump_class_epoch() { ++g_epoch; }
-
 // ---- MRO ----------------------------------------------------------------------------------------
 
 std::vector<ClassObject *> c3_mro(ClassObject *cls, const std::vector<Ref<ClassObject>> &bases) {
@@ -297,9 +293,9 @@ std::optional<std::uint32_t> ClassObject::slot_of(Symbol n, bool create) {
 }
 
 AttrPlan ClassObject::plan(Symbol n) {
-  if (plans_epoch_ != g_epoch) {
+  if (plans_epoch_ != detail::g_class_epoch) {
     plans_.clear();
-    plans_epoch_ = g_epoch;
+    plans_epoch_ = detail::g_class_epoch;
   }
   if (auto it = plans_.find(n.id()); it != plans_.end())
     return it->second;

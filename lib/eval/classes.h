@@ -24,8 +24,11 @@ using trace::Value;
 
 /// Changes whenever a class's namespace or an instance layout changes: compiled code remembers
 /// where it found an attribute while the epoch stays.
-std::uint64_t class_epoch();
-void bump_class_epoch();
+namespace detail {
+inline std::uint64_t g_class_epoch = 1; // (caches start at epoch 0 with no key)
+}
+inline std::uint64_t class_epoch() { return detail::g_class_epoch; }
+inline void bump_class_epoch() { ++detail::g_class_epoch; }
 
 class ClassObject;
 class InstanceObject;

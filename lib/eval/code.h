@@ -31,14 +31,42 @@ struct GlobalCache {
 };
 
 /// An attribute looked up by name; `key` is the type the entry was made for (a module's globals,
-/// a class) and `epoch` the state of classes it assumed.
+/// a class) and `epoch` the state of classes it assumed. A site that sees two types in turn (a
+/// base class and a subclass) keeps an entry for each: the one in use is the primary, the other
+/// waits in `second`.
 struct AttrCache {
+  struct Entry {
+    const void *key = nullptr;
+    std::uint64_t epoch = 0;
+    std::uint32_t index = 0;
+    std::uint8_t kind = 0;
+    const Value *slot = nullptr;
+  };
   Symbol name;
   const void *key = nullptr;
   std::uint64_t epoch = 0;
   std::uint32_t index = 0;
   std::uint8_t kind = 0;
   const Value *slot = nullptr;
+  Entry second;
+
+  /// Whether an entry for `k` at `e` is cached; the second one is swapped in when it is that.
+  bool probe(const void *k, std::uint64_t e) {
+    if (key == k && epoch == e)
+      return true;
+    if (second.key != k || second.epoch != e)
+      return false;
+    Entry first{key, epoch, index, kind, slot};
+    key = second.key;
+    epoch = second.epoch;
+    index = second.index;
+    kind = second.kind;
+    slot = second.slot;
+    second = first;
+    return true;
+  }
+  /// Keeps the primary entry as the second one, before the primary is refilled.
+  void demote() { second = Entry{key, epoch, index, kind, slot}; }
 };
 
 struct CallSite {
@@ -47,6 +75,8 @@ struct CallSite {
   /// Names of the keyword arguments, which are the last of the call's arguments.
   std::vector<std::string> keywords;
   AttrCache attr; ///< CallMethod: the method's name
+  /// A call of a plain class: its `__init__` (slot), for the class (key) at the epoch.
+  AttrCache ctor;
 };
 
 /// `[start, end)` of instructions whose exceptions go to `target`, with the exception in

@@ -284,7 +284,9 @@ std::uint32_t Compiler::global_cache(Symbol s) {
 }
 
 std::uint32_t Compiler::attr_cache(Symbol s) {
-  code_.attrs.push_back(AttrCache{s});
+  AttrCache cache;
+  cache.name = s;
+  code_.attrs.push_back(cache);
   return static_cast<std::uint32_t>(code_.attrs.size() - 1);
 }
 

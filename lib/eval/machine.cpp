@@ -12,6 +12,7 @@
 #include "pylib/set.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace nkicc::eval {
 
@@ -24,34 +25,22 @@ using K = Value::Kind;
 
 // ---- the register stack -------------------------------------------------------------------------
 
-Value *RegisterStack::push(std::size_t n) {
+Value *RegisterStack::push_chunk(std::size_t n) {
   constexpr std::size_t kChunk = 16384;
-  marks_.emplace_back(chunk_, top_);
-  if (chunks_.empty() || top_ + n > chunks_[chunk_].size) {
-    // The next chunk large enough (chunks are kept once made).
-    std::size_t next = chunks_.empty() ? 0 : chunk_ + 1;
-    while (next < chunks_.size() && chunks_[next].size < n)
-      ++next;
-    if (next >= chunks_.size()) {
-      Chunk c;
-      c.size = std::max(kChunk, n);
-      c.values = std::make_unique<Value[]>(c.size);
-      chunks_.push_back(std::move(c));
-      next = chunks_.size() - 1;
-    }
-    chunk_ = next;
-    top_ = 0;
+  // The next chunk large enough (chunks are kept once made).
+  std::size_t next = chunks_.empty() ? 0 : chunk_ + 1;
+  while (next < chunks_.size() && chunks_[next].size < n)
+    ++next;
+  if (next >= chunks_.size()) {
+    Chunk c;
+    c.size = std::max(kChunk, n);
+    c.values = std::make_unique<Value[]>(c.size);
+    chunks_.push_back(std::move(c));
+    next = chunks_.size() - 1;
   }
-  Value *out = chunks_[chunk_].values.get() + top_;
-  top_ += n;
-  return out;
-}
-
-void RegisterStack::pop(Value *regs, std::size_t n) {
-  for (std::size_t k = 0; k < n; ++k)
-    regs[k] = Value();
-  std::tie(chunk_, top_) = marks_.back();
-  marks_.pop_back();
+  chunk_ = next;
+  top_ = n;
+  return chunks_[chunk_].values.get();
 }
 
 // ---- the machine --------------------------------------------------------------------------------
@@ -128,7 +117,7 @@ inline bool int_operands(const Value &x, const Value &y) { return x.kind == K::I
 inline bool float_operands(const Value &x, const Value &y) { return x.kind == K::Float && y.kind == K::Float; }
 
 /// A comparison of two ints or two floats, or nullopt for anything else.
-inline std::optional<bool> fast_compare(CmpOpKind op, const Value &x, const Value &y) {
+[[gnu::always_inline]] inline std::optional<bool> fast_compare(CmpOpKind op, const Value &x, const Value &y) {
   if (int_operands(x, y)) {
     switch (op) {
     case CmpOpKind::Eq:
@@ -166,6 +155,88 @@ inline std::optional<bool> fast_compare(CmpOpKind op, const Value &x, const Valu
     }
   }
   return std::nullopt;
+}
+
+/// `x op y` for two ints (when the result fits) or two floats, as Python computes it, into `out`;
+/// false for anything else (other kinds, overflow, division by zero), which the interpreter's
+/// binary_op answers with Python's result or error.
+[[gnu::always_inline]] inline bool fast_binary(BinOpKind op, const Value &x, const Value &y, Value &out) {
+  if (int_operands(x, y)) {
+    std::int64_t a = x.i, b = y.i, r;
+    switch (op) {
+    case BinOpKind::Add:
+      if (__builtin_add_overflow(a, b, &r))
+        return false;
+      break;
+    case BinOpKind::Sub:
+      if (__builtin_sub_overflow(a, b, &r))
+        return false;
+      break;
+    case BinOpKind::Mult:
+      if (__builtin_mul_overflow(a, b, &r))
+        return false;
+      break;
+    case BinOpKind::Mod:
+    case BinOpKind::FloorDiv: {
+      if (b == 0 || (b == -1 && a == std::numeric_limits<std::int64_t>::min()))
+        return false;
+      std::int64_t q = a / b, m = a % b;
+      if (m != 0 && ((m < 0) != (b < 0))) { // Python floors: the remainder takes the divisor's sign
+        --q;
+        m += b;
+      }
+      r = op == BinOpKind::Mod ? m : q;
+      break;
+    }
+    case BinOpKind::BitAnd:
+      r = a & b;
+      break;
+    case BinOpKind::BitOr:
+      r = a | b;
+      break;
+    case BinOpKind::BitXor:
+      r = a ^ b;
+      break;
+    case BinOpKind::RShift:
+      if (b < 0)
+        return false;
+      r = b >= 64 ? (a < 0 ? -1 : 0) : a >> b;
+      break;
+    case BinOpKind::LShift:
+      if (b < 0 || b >= 64 || ((a << b) >> b) != a)
+        return false;
+      r = a << b;
+      break;
+    default:
+      return false;
+    }
+    set_int(out, r);
+    return true;
+  }
+  if (float_operands(x, y)) {
+    double a = x.f, b = y.f, r;
+    switch (op) {
+    case BinOpKind::Add:
+      r = a + b;
+      break;
+    case BinOpKind::Sub:
+      r = a - b;
+      break;
+    case BinOpKind::Mult:
+      r = a * b;
+      break;
+    case BinOpKind::Div:
+      if (b == 0)
+        return false;
+      r = a / b;
+      break;
+    default:
+      return false;
+    }
+    set_float(out, r);
+    return true;
+  }
+  return false;
 }
 
 /// Truth of the inline kinds; nullopt for values whose truth needs the interpreter.
@@ -395,10 +466,12 @@ Value Machine::execute(Frame &f) {
           break;
         }
         case Op::Binary:
-          R[in.a] = in_.binary_op(static_cast<BinOpKind>(in.d), RK_B(in), RK_C(in), LOC(in));
+          if (!fast_binary(static_cast<BinOpKind>(in.d), RK_B(in), RK_C(in), R[in.a]))
+            R[in.a] = in_.binary_op(static_cast<BinOpKind>(in.d), RK_B(in), RK_C(in), LOC(in));
           break;
         case Op::InplaceName:
-          inplace_name(f, in);
+          if (!fast_binary(static_cast<BinOpKind>(in.d), R[in.b], RK_C(in), R[in.a]))
+            inplace_name(f, in);
           break;
         case Op::AugItem:
           aug_item(f, in);

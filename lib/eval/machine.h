@@ -32,14 +32,32 @@ inline bool is_unbound(const Value &v) { return v.kind == Value::Kind::None && v
 /// registers stay where they are while it calls others.
 class RegisterStack {
 public:
+  /// Where the stack stood before a push, which its pop restores.
+  struct Mark {
+    std::size_t chunk = 0, top = 0;
+  };
+
   RegisterStack() = default;
   RegisterStack(const RegisterStack &) = delete;
   RegisterStack &operator=(const RegisterStack &) = delete;
 
-  /// `n` registers, all None.
-  Value *push(std::size_t n);
-  /// Releases the registers of the last push (LIFO).
-  void pop(Value *regs, std::size_t n);
+  /// `n` registers, all None; `saved` is given to the matching pop.
+  Value *push(std::size_t n, Mark &saved) {
+    saved = Mark{chunk_, top_};
+    if (!chunks_.empty() && top_ + n <= chunks_[chunk_].size) [[likely]] {
+      Value *out = chunks_[chunk_].values.get() + top_;
+      top_ += n;
+      return out;
+    }
+    return push_chunk(n);
+  }
+  /// Releases the registers of the last push (LIFO), leaving them None.
+  void pop(Value *regs, std::size_t n, const Mark &saved) {
+    for (std::size_t k = 0; k < n; ++k)
+      regs[k] = Value();
+    chunk_ = saved.chunk;
+    top_ = saved.top;
+  }
 
 private:
   struct Chunk {
@@ -48,7 +66,8 @@ private:
   };
   std::vector<Chunk> chunks_;
   std::size_t chunk_ = 0, top_ = 0;
-  std::vector<std::pair<std::size_t, std::size_t>> marks_;
+
+  Value *push_chunk(std::size_t n);
 };
 
 /// One executing code: its registers and what its names refer to.
@@ -117,9 +136,11 @@ private:
   void step(const Code &code, std::uint32_t pc);
   [[noreturn]] void step_budget(const Code &code, std::uint32_t pc);
 
-  /// A call of `fn` with `n` positional arguments in `args` (moved from) when its parameters
-  /// take them without keywords; false when the general binding is needed.
-  bool call_simple(FunctionObject &fn, Value *args, std::size_t n, SourceLoc loc, Value &out);
+  /// A call of `fn` with the `n` arguments in `args` (moved from; the last ones are passed by the
+  /// names in `keywords`, when given) bound straight into its registers when its parameters are
+  /// plain positional ones and every one gets a value; false when the general binding is needed.
+  bool call_simple(FunctionObject &fn, Value *args, std::size_t n, const std::vector<std::string> *keywords,
+                   SourceLoc loc, Value &out);
   /// Binds `args` to `code`'s parameters in `regs`, with CPython's messages.
   void bind_arguments(FunctionObject &fn, const Code &code, CallArgs &args, Value *regs);
   /// Runs `fn`'s code in a new frame whose first registers hold the arguments.
@@ -187,6 +208,7 @@ enum ForMode : std::int64_t { kForRange = 0, kForSeq = 1, kForIter = 2 };
 struct Machine::FrameScope {
   Machine &m;
   Interpreter &in;
+  RegisterStack::Mark mark; ///< (before regs, which the push that fills it initializes)
   Value *regs;
   std::size_t nregs;
   std::size_t loop_base;
@@ -194,8 +216,8 @@ struct Machine::FrameScope {
   bool entered = false;
 
   FrameScope(Machine &machine, Interpreter &interp, std::size_t n)
-      : m(machine), in(interp), regs(machine.stack_.push(n)), nregs(n), loop_base(interp.loop_stack_.size()),
-        code(nullptr) {}
+      : m(machine), in(interp), mark(), regs(machine.stack_.push(n, mark)), nregs(n),
+        loop_base(interp.loop_stack_.size()), code(nullptr) {}
   void enter(const FunctionObject &fn) {
     if (in.function_frames_ == 0)
       in.kernel_name_ = std::string(fn.name);
@@ -216,7 +238,7 @@ struct Machine::FrameScope {
           regs[k] = Value();
       m.release_closures(*code, regs);
     }
-    m.stack_.pop(regs, nregs);
+    m.stack_.pop(regs, nregs, mark);
   }
   FrameScope(const FrameScope &) = delete;
   FrameScope &operator=(const FrameScope &) = delete;

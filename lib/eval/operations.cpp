@@ -124,7 +124,8 @@ Value Machine::load_attr(Frame &f, const Insn &in, const Value &obj) {
   }
   if (auto *inst = exactly<InstanceObject>(obj)) {
     ClassObject *cls = inst->cls.get();
-    if (ac.key != cls || ac.epoch != class_epoch()) {
+    if (!ac.probe(cls, class_epoch())) {
+      ac.demote();
       AttrPlan p = cls->plan(ac.name);
       ac.key = cls;
       ac.epoch = class_epoch();
@@ -151,7 +152,8 @@ void Machine::store_attr(Frame &f, const Insn &in) {
     ClassObject *cls = inst->cls.get();
     // A store site's cache: kind kStoreSlot means "write slot index".
     constexpr std::uint8_t kStoreSlot = 0x80;
-    if (ac.key != cls || ac.epoch != class_epoch() || ac.kind != kStoreSlot) {
+    if (!ac.probe(cls, class_epoch()) || ac.kind != kStoreSlot) {
+      ac.demote();
       const Value *setattr = cls->lookup("__setattr__");
       const Value *cv = cls->lookup(ac.name);
       bool plain = (!setattr || setattr->as<trace::BuiltinFunction>()) && !cls->frozen &&
