@@ -81,7 +81,7 @@ struct AttrPlan {
   const Value *value = nullptr;
 };
 
-class ClassObject : public Object, public Tracked {
+class ClassObject final : public Object, public Tracked {
 public:
   ClassObject(Interpreter &interp, std::string name, std::string qualname, std::string module);
   ~ClassObject() override;
@@ -139,7 +139,7 @@ private:
   std::uint64_t plans_epoch_ = 0;
 };
 
-class InstanceObject : public Object, public Tracked {
+class InstanceObject final : public Object, public Tracked {
 public:
   explicit InstanceObject(Ref<ClassObject> c);
   std::string_view type_name() const override { return cls->name; }
@@ -188,7 +188,7 @@ protected:
 };
 
 /// A function bound to the object it was found on (`obj.method`).
-class BoundMethod : public Object {
+class BoundMethod final : public Object {
 public:
   BoundMethod(Value s, Value f) : self(std::move(s)), fn(std::move(f)) {}
   std::string_view type_name() const override { return "method"; }
@@ -223,7 +223,7 @@ public:
 };
 
 /// `super()` and `super(C, obj)`: attributes found after C in the MRO of obj's class.
-class SuperObject : public Object {
+class SuperObject final : public Object {
 public:
   SuperObject(Ref<ClassObject> start, Value s) : after(std::move(start)), self(std::move(s)) {}
   std::string_view type_name() const override { return "super"; }

@@ -166,7 +166,7 @@ private:
 };
 
 /// A `def` (or lambda) with its defaults evaluated at definition and the cells it closes over.
-class FunctionObject : public Object {
+class FunctionObject final : public Object {
 public:
   std::string_view type_name() const override { return "function"; }
   Value call(Interpreter &interp, CallArgs &args) override;

@@ -451,7 +451,10 @@ template <class T> T *Value::as() const {
   auto *obj = static_cast<Object *>(ptr_);
   if (&typeid(*obj) == &typeid(T))
     return static_cast<T *>(obj);
-  return dynamic_cast<T *>(obj);
+  if constexpr (std::is_final_v<T>)
+    return nullptr; // no subclass to look for (dynamic_cast would walk the hierarchy by name)
+  else
+    return dynamic_cast<T *>(obj);
 }
 template <class T> std::shared_ptr<T> Value::shared_as() const {
   T *p = as<T>();
