@@ -29,7 +29,7 @@ call with `-I` the kernel file's folder, then the registry's. Classes:
                a class, an import between files, host NumPy on plain values, a Python exception
   nki          an NKI-level gap: an NKI error id, a missing or misused nl/nisa/nki name, par_dim
   mac          traced, but with another matmul_mac_count than the table's
-  description  nkicc does not accept the call's description (a value form it cannot read yet)
+  description  nkicc does not accept the call's description
   limit        the step budget, --max-instructions or the per-call timeout
   crash        nkicc ended with an internal error (exit 70) or a signal
   runner       the script could not prepare the call (missing commit or file)
@@ -383,11 +383,10 @@ def run_call(index, call, checkouts, nkicc, timeout, top_dirs, np=None):
         how = f"signal {-proc.returncode}" if proc.returncode < 0 else "internal error (exit 70)"
         return dict(result, status="fail", cls="crash", error=f"{how}: {text}", cause=how, detail=detail)
     text, msg, diag_id, path = first_error(stderr, cwd, root)
-    forms = sorted(new_value_forms(call["args"]) | new_value_forms(call.get("kwargs", {})))
     in_description = os.path.basename(path).startswith(".nkicc-conformance")
     if in_description:
         text = text.replace(path, "<description>", 1)
-    cls, cause = classify(msg, diag_id, in_description, forms)
+    cls, cause = classify(msg, diag_id, in_description)
     return dict(result, status="fail", cls=cls, error=text, cause=cause, detail=detail)
 
 
@@ -527,10 +526,8 @@ def normalize(msg):
     return re.sub(r"\b\d+\b", "N", msg)
 
 
-def classify(msg, diag_id, in_description, new_forms):
+def classify(msg, diag_id, in_description):
     """(class, cause) of a failure from its first error message and id."""
-    if new_forms and (in_description or diag_id == "err_nki_param_not_hashable"):
-        return "description", "description: value form " + ", ".join(new_forms)
     m = re.match(r"unknown kernel '[^']*': no source defines a top-level function", msg)
     if m:
         return "python", "kernel defined by an import from another file"
@@ -596,23 +593,6 @@ def classify(msg, diag_id, in_description, new_forms):
 PYTHON_EXCEPTIONS = ("AttributeError", "TypeError", "ValueError", "IndexError", "KeyError", "NameError",
                      "ZeroDivisionError", "AssertionError", "ImportError", "ModuleNotFoundError", "RecursionError",
                      "NotImplementedError", "RuntimeError", "OverflowError")
-# Argument values the description format does not have yet (test/conformance/README.md): a table entry
-# may use them so that it is ready when nkicc reads them.
-NEW_VALUE_FORMS = ("dtype",)
-
-
-def new_value_forms(value):
-    """The proposed value forms a call's argument uses, e.g. {"float": "-inf"}, sorted."""
-    found = set()
-    if isinstance(value, list):
-        for v in value:
-            found |= new_value_forms(v)
-    elif isinstance(value, dict):
-        if "shape" not in value and value and next(iter(value)) in NEW_VALUE_FORMS:
-            found.add(next(iter(value)))
-        for v in value.values():
-            found |= new_value_forms(v)
-    return found
 
 
 # --- the run --------------------------------------------------------------------------------------

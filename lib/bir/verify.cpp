@@ -86,6 +86,14 @@ std::optional<nkicc::DType> from_bir(DType v) {
     return nkicc::DType::UInt32;
   case DType::Bool:
     return nkicc::DType::Bool;
+  case DType::Float8E5M2X4:
+    return nkicc::DType::Float8E5M2X4;
+  case DType::Float8E4M3FNX4:
+    return nkicc::DType::Float8E4M3FNX4;
+  case DType::Float4E2M1FNX4:
+    return nkicc::DType::Float4E2M1FNX4;
+  case DType::Float8E8M0FNU:
+    return nkicc::DType::Float8E8M0FNU;
   }
   return std::nullopt;
 }
@@ -174,6 +182,10 @@ std::optional<ir::Opcode> from_bir(Opcode v) {
     return ir::Opcode::DevicePrint;
   case Opcode::GatherFlattened:
     return ir::Opcode::GatherFlattened;
+  case Opcode::MatMulMx:
+    return ir::Opcode::MatMulMx;
+  case Opcode::QuantizeMx:
+    return ir::Opcode::QuantizeMx;
   }
   return std::nullopt;
 }

@@ -67,6 +67,14 @@ DType to_bir(nkicc::DType dtype) {
     return DType::UInt32;
   case nkicc::DType::Bool:
     return DType::Bool;
+  case nkicc::DType::Float8E5M2X4:
+    return DType::Float8E5M2X4;
+  case nkicc::DType::Float8E4M3FNX4:
+    return DType::Float8E4M3FNX4;
+  case nkicc::DType::Float4E2M1FNX4:
+    return DType::Float4E2M1FNX4;
+  case nkicc::DType::Float8E8M0FNU:
+    return DType::Float8E8M0FNU;
   }
   return DType::Float32;
 }
@@ -155,6 +163,10 @@ Opcode to_bir(ir::Opcode op) {
     return Opcode::DevicePrint;
   case ir::Opcode::GatherFlattened:
     return Opcode::GatherFlattened;
+  case ir::Opcode::MatMulMx:
+    return Opcode::MatMulMx;
+  case ir::Opcode::QuantizeMx:
+    return Opcode::QuantizeMx;
   }
   return Opcode::TensorCopy;
 }

@@ -46,6 +46,16 @@ std::string_view hlo_type(DType dtype) {
     return "u32";
   case DType::Bool:
     return "pred";
+  // XLA has no packed type: an x4 element travels as its bits (the unsigned integer of its
+  // width), as the frameworks hand MX data to a kernel; so does an e8m0 scale (MLIR 19, which
+  // checks nkicc's output, has no f8E8M0FNU).
+  case DType::Float8E5M2X4:
+  case DType::Float8E4M3FNX4:
+    return "u32";
+  case DType::Float4E2M1FNX4:
+    return "u16";
+  case DType::Float8E8M0FNU:
+    return "u8";
   }
   return "f32";
 }
@@ -81,6 +91,13 @@ std::string_view mlir_type(DType dtype) {
     return "ui32";
   case DType::Bool:
     return "i1";
+  case DType::Float8E5M2X4:
+  case DType::Float8E4M3FNX4:
+    return "ui32";
+  case DType::Float4E2M1FNX4:
+    return "ui16";
+  case DType::Float8E8M0FNU:
+    return "ui8";
   }
   return "f32";
 }

@@ -152,6 +152,10 @@ std::string_view opcode_name(Opcode op) {
     return "device_print";
   case Opcode::GatherFlattened:
     return "gather_flattened";
+  case Opcode::MatMulMx:
+    return "matmul_mx";
+  case Opcode::QuantizeMx:
+    return "quantize_mx";
   }
   return "?";
 }

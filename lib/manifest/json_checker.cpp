@@ -1,5 +1,7 @@
 #include "manifest/json_checker.h"
 
+#include "nkicc/support/dtype.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -179,6 +181,24 @@ std::optional<std::optional<PyConstant>> JsonChecker::special_form(const JsonVal
       return std::optional<PyConstant>(PyConstant::floating(std::numeric_limits<double>::quiet_NaN()));
     error(f, p, "expected \"inf\", \"-inf\", \"nan\" or a number for a float");
     return std::optional<std::optional<PyConstant>>(std::nullopt);
+  }
+  if (head == "dtype" && members.size() == 1) {
+    // {"dtype": "float8_e5m2_x4"}: the NKI dtype object, as nl.float8_e5m2_x4 (a reference to
+    // neuronxcc.nki.language's, which keys the caches by that spelling).
+    const JsonValue &d = members[0].value;
+    JsonPointer p = pointer_append(ptr, "dtype");
+    std::optional<DType> dtype = d.kind() == Kind::String ? parse_dtype(d.text()) : std::nullopt;
+    if (!dtype) {
+      std::string text = d.kind() == Kind::String ? std::string(d.text()) : std::string();
+      error(d, p,
+            d.kind() == Kind::String
+                ? with_suggestion(fmt::format("unknown dtype {}", quote_for_message(text)), text, dtype_names())
+                : std::string("expected a dtype name such as \"bfloat16\" for a dtype value"));
+      return std::optional<std::optional<PyConstant>>(std::nullopt);
+    }
+    std::string name(dtype_name(*dtype));
+    return std::optional<PyConstant>(
+        PyConstant::ref("neuronxcc.nki.language." + (name == "bool" ? std::string("bool_") : name)));
   }
   if ((head == "function" && members.size() == 1) || head == "object") {
     // {"function": "numpy.greater_equal"}, {"object": "NormType.NO_NORM"},

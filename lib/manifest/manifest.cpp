@@ -216,8 +216,10 @@ private:
     return t;
   }
 
+  /// An object with `shape`, or with `dtype` and another member; `{"dtype": "float8_e5m2_x4"}`
+  /// alone is a dtype value (JsonChecker::special_form).
   static bool looks_like_tensor(const JsonValue &v) {
-    return v.kind() == Kind::Object && (v.find("shape") || v.find("dtype"));
+    return v.kind() == Kind::Object && (v.find("shape") || (v.find("dtype") && v.members().size() > 1));
   }
 
   std::optional<Argument> argument(const JsonValue &v, const Pointer &ptr) {

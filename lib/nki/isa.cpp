@@ -13,23 +13,6 @@ namespace nkicc::nki {
 
 namespace {
 
-// `tile_position=(row, col)` / `tile_size=(rows, cols)`: a tuple or list of two integers; an
-// empty tuple (NKI's default) is none.
-std::optional<std::pair<std::int64_t, std::int64_t>> pe_pair(OpCall &c, std::string_view param) {
-  const Value *v = c.get(param);
-  if (!v)
-    return std::nullopt;
-  if (v->kind == Value::Kind::Tuple || v->kind == Value::Kind::List) {
-    const auto &items = v->seq().items;
-    if (items.empty())
-      return std::nullopt;
-    if (items.size() == 2 && items[0].kind == Value::Kind::Int && items[1].kind == Value::Kind::Int)
-      return std::pair{items[0].i, items[1].i};
-  }
-  raise_error("TypeError",
-              fmt::format("'{}' of 'nc_matmul' must be a tuple of two integers, got {}", param, trace::repr(*v)));
-}
-
 // perf_mode: a member of nisa.matmul_perf_mode or its name ('double_row', and the legacy
 // 'double_row_gen3'); empty for none.
 std::string perf_mode(OpCall &c) {
@@ -53,8 +36,8 @@ std::string perf_mode(OpCall &c) {
 Value lower_nc_matmul(OpCall &c) {
   MatmulMode mode;
   mode.perf_mode = perf_mode(c);
-  mode.tile_position = pe_pair(c, "tile_position");
-  mode.tile_size = pe_pair(c, "tile_size");
+  mode.tile_position = pe_pair(c.get("tile_position"), "nc_matmul", "tile_position");
+  mode.tile_size = pe_pair(c.get("tile_size"), "nc_matmul", "tile_size");
   return nc_matmul(c.kb(), *c.required_tensor("stationary"), *c.required_tensor("moving"), "nc_matmul", mode);
 }
 

@@ -441,6 +441,21 @@ Value reduce(KernelBuilder &kb, std::string_view op, const TensorRef &x, const V
   return Value::object(out);
 }
 
+std::optional<std::pair<std::int64_t, std::int64_t>> pe_pair(const Value *v, std::string_view op,
+                                                             std::string_view param) {
+  if (!v)
+    return std::nullopt;
+  if (v->kind == Value::Kind::Tuple || v->kind == Value::Kind::List) {
+    const auto &items = v->seq().items;
+    if (items.empty())
+      return std::nullopt;
+    if (items.size() == 2 && items[0].kind == Value::Kind::Int && items[1].kind == Value::Kind::Int)
+      return std::pair{items[0].i, items[1].i};
+  }
+  raise_error("TypeError",
+              fmt::format("'{}' of '{}' must be a tuple of two integers, got {}", param, op, trace::repr(*v)));
+}
+
 ir::AttrList with_accumulate(const ir::AttrList &attrs, bool accumulate) {
   ir::AttrList out = attrs;
   for (auto &[name, value] : out)

@@ -108,6 +108,10 @@ struct MatmulMode {
   std::optional<std::pair<std::int64_t, std::int64_t>> tile_position, tile_size;
   bool double_row() const { return !perf_mode.empty(); }
 };
+/// A `tile_position=(row, col)` / `tile_size=(rows, cols)` argument of `op`: a tuple or list of
+/// two integers; None, absent or an empty tuple (NKI's default) is none.
+std::optional<std::pair<std::int64_t, std::int64_t>> pe_pair(const Value *v, std::string_view op,
+                                                             std::string_view param);
 /// nisa.nc_matmul(stationary[K, M], moving[K, N]) -> psum[M, N]: K*M*N MACs. In double-row mode
 /// stationary[K, 2, M] and moving[K, 2, N] contract over both: 2*K*M*N MACs.
 Value nc_matmul(KernelBuilder &kb, const TensorRef &stationary, const TensorRef &moving, std::string_view op,

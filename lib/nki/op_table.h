@@ -152,6 +152,7 @@ std::span<const OpDef> isa_ops();                ///< nisa.*
 /// nisa's reduce/scan family (isa_reduce.cpp).
 std::span<const OpDef> isa_reduce_ops();
 std::span<const OpDef> isa_select_ops();          ///< nisa.max8, nc_stream_shuffle, dropout, ... (isa_select.cpp)
+std::span<const OpDef> isa_mx_ops();              ///< nisa.quantize_mx, nc_matmul_mx (isa_mx.cpp)
 std::span<const OpDef> language_misc_ops();       ///< nl.rand, random_seed, atomic_rmw (isa_select.cpp)
 std::span<const OpDef> language_collective_ops(); ///< nl.all_reduce (collectives.cpp)
 std::span<const OpDef> nccl_ops();                ///< nki.nccl's collectives (collectives.cpp)

@@ -47,9 +47,10 @@ void NkiRuntime::build_modules() {
   // lib: host NumPy (nkicc/trace/numpy.h); its dtype objects are NKI's too.
   std::shared_ptr<ModuleObject> np = trace::make_numpy_module(nullptr);
 
-  for (DType d : {DType::Float32, DType::Float16, DType::BFloat16, DType::TFloat32, DType::Float8E4M3,
-                  DType::Float8E4M3FN, DType::Float8E5M2, DType::Int8, DType::Int16, DType::Int32, DType::UInt8,
-                  DType::UInt16, DType::UInt32, DType::Bool}) {
+  for (DType d :
+       {DType::Float32, DType::Float16, DType::BFloat16, DType::TFloat32, DType::Float8E4M3, DType::Float8E4M3FN,
+        DType::Float8E5M2, DType::Int8, DType::Int16, DType::Int32, DType::UInt8, DType::UInt16, DType::UInt32,
+        DType::Bool, DType::Float8E5M2X4, DType::Float8E4M3FNX4, DType::Float4E2M1FNX4, DType::Float8E8M0FNU}) {
     std::string name(dtype_name(d));
     name = name == "bool" ? "bool_" : name;
     nl->globals().set(name, *np->globals().find_local(name));
@@ -94,6 +95,7 @@ void NkiRuntime::build_modules() {
   install_ops(*this, *nisa, isa_ops(), true);
   install_ops(*this, *nisa, isa_reduce_ops(), true);
   install_ops(*this, *nisa, isa_select_ops(), true);
+  install_ops(*this, *nisa, isa_mx_ops(), true);
   install_ops(*this, *nl, language_misc_ops());
   install_ops(*this, *nl, language_collective_ops());
   // nki.nccl: collectives across the ranks of replica groups; `collectives` is its submodule

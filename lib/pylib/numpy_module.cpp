@@ -391,9 +391,12 @@ std::shared_ptr<ModuleObject> make_numpy_module(Interpreter *) {
     return *f;
   };
   // Dtypes: the scalar types (np.float32 builds a scalar, and names the dtype).
-  for (NpType t : {NpType::Bool, NpType::Int8, NpType::Int16, NpType::Int32, NpType::Int64, NpType::UInt8,
-                   NpType::UInt16, NpType::UInt32, NpType::UInt64, NpType::Float16, NpType::Float32, NpType::Float64,
-                   NpType::BFloat16, NpType::TFloat32, NpType::Float8E4M3, NpType::Float8E4M3FN, NpType::Float8E5M2})
+  for (NpType t :
+       {NpType::Bool,         NpType::Int8,       NpType::Int16,        NpType::Int32,          NpType::Int64,
+        NpType::UInt8,        NpType::UInt16,     NpType::UInt32,       NpType::UInt64,         NpType::Float16,
+        NpType::Float32,      NpType::Float64,    NpType::BFloat16,     NpType::TFloat32,       NpType::Float8E4M3,
+        NpType::Float8E4M3FN, NpType::Float8E5M2, NpType::Float8E5M2X4, NpType::Float8E4M3FNX4, NpType::Float4E2M1FNX4,
+        NpType::Float8E8M0FNU})
     g.set(t == NpType::Bool ? "bool_" : std::string(type_name(t)), dtype_value(t, true));
   // NKI puts its own dtypes (bfloat16, float8_*) beside NumPy's; and the long-standing aliases.
   for (auto [alias, t] : {std::pair{"bool", NpType::Bool},

@@ -25,15 +25,27 @@ struct TypeInfo {
   char chr;
 };
 constexpr TypeInfo kTypes[] = {
-    {NpType::Bool, "bool", 1, 'b', '?'},          {NpType::Int8, "int8", 1, 'i', 'b'},
-    {NpType::Int16, "int16", 2, 'i', 'h'},        {NpType::Int32, "int32", 4, 'i', 'i'},
-    {NpType::Int64, "int64", 8, 'i', 'l'},        {NpType::UInt8, "uint8", 1, 'u', 'B'},
-    {NpType::UInt16, "uint16", 2, 'u', 'H'},      {NpType::UInt32, "uint32", 4, 'u', 'I'},
-    {NpType::UInt64, "uint64", 8, 'u', 'L'},      {NpType::Float16, "float16", 2, 'f', 'e'},
-    {NpType::Float32, "float32", 4, 'f', 'f'},    {NpType::Float64, "float64", 8, 'f', 'd'},
-    {NpType::BFloat16, "bfloat16", 2, 'V', 'E'},  {NpType::TFloat32, "tfloat32", 4, 'V', 'T'},
-    {NpType::Float8E4M3, "float8_e4m3", 1, 'V', '4'}, {NpType::Float8E4M3FN, "float8_e4m3fn", 1, 'V', '4'},
+    {NpType::Bool, "bool", 1, 'b', '?'},
+    {NpType::Int8, "int8", 1, 'i', 'b'},
+    {NpType::Int16, "int16", 2, 'i', 'h'},
+    {NpType::Int32, "int32", 4, 'i', 'i'},
+    {NpType::Int64, "int64", 8, 'i', 'l'},
+    {NpType::UInt8, "uint8", 1, 'u', 'B'},
+    {NpType::UInt16, "uint16", 2, 'u', 'H'},
+    {NpType::UInt32, "uint32", 4, 'u', 'I'},
+    {NpType::UInt64, "uint64", 8, 'u', 'L'},
+    {NpType::Float16, "float16", 2, 'f', 'e'},
+    {NpType::Float32, "float32", 4, 'f', 'f'},
+    {NpType::Float64, "float64", 8, 'f', 'd'},
+    {NpType::BFloat16, "bfloat16", 2, 'V', 'E'},
+    {NpType::TFloat32, "tfloat32", 4, 'V', 'T'},
+    {NpType::Float8E4M3, "float8_e4m3", 1, 'V', '4'},
+    {NpType::Float8E4M3FN, "float8_e4m3fn", 1, 'V', '4'},
     {NpType::Float8E5M2, "float8_e5m2", 1, 'V', '5'},
+    {NpType::Float8E5M2X4, "float8_e5m2_x4", 4, 'V', 'V'},
+    {NpType::Float8E4M3FNX4, "float8_e4m3fn_x4", 4, 'V', 'V'},
+    {NpType::Float4E2M1FNX4, "float4_e2m1fn_x4", 2, 'V', 'V'},
+    {NpType::Float8E8M0FNU, "float8_e8m0fnu", 1, 'V', 'V'},
 };
 const TypeInfo &info(NpType t) { return kTypes[static_cast<std::size_t>(t)]; }
 } // namespace
@@ -51,24 +63,63 @@ bool computes(NpType t) { return t <= NpType::BFloat16; }
 
 std::optional<NpType> parse_type(std::string_view name) {
   static const std::pair<std::string_view, NpType> aliases[] = {
-      {"bool", NpType::Bool},       {"bool_", NpType::Bool},      {"bool8", NpType::Bool},
-      {"?", NpType::Bool},          {"b1", NpType::Bool},         {"int8", NpType::Int8},
-      {"i1", NpType::Int8},         {"byte", NpType::Int8},       {"int16", NpType::Int16},
-      {"i2", NpType::Int16},        {"short", NpType::Int16},     {"int32", NpType::Int32},
-      {"i4", NpType::Int32},        {"intc", NpType::Int32},      {"int64", NpType::Int64},
-      {"i8", NpType::Int64},        {"int", NpType::Int64},       {"int_", NpType::Int64},
-      {"intp", NpType::Int64},      {"long", NpType::Int64},      {"longlong", NpType::Int64},
-      {"uint8", NpType::UInt8},     {"u1", NpType::UInt8},        {"ubyte", NpType::UInt8},
-      {"uint16", NpType::UInt16},   {"u2", NpType::UInt16},       {"ushort", NpType::UInt16},
-      {"uint32", NpType::UInt32},   {"u4", NpType::UInt32},       {"uintc", NpType::UInt32},
-      {"uint64", NpType::UInt64},   {"u8", NpType::UInt64},       {"uint", NpType::UInt64},
-      {"uintp", NpType::UInt64},    {"float16", NpType::Float16}, {"f2", NpType::Float16},
-      {"half", NpType::Float16},    {"e", NpType::Float16},       {"float32", NpType::Float32},
-      {"f4", NpType::Float32},      {"single", NpType::Float32},  {"f", NpType::Float32},
-      {"float64", NpType::Float64}, {"f8", NpType::Float64},      {"double", NpType::Float64},
-      {"float", NpType::Float64},   {"float_", NpType::Float64},  {"d", NpType::Float64},
-      {"bfloat16", NpType::BFloat16}, {"tfloat32", NpType::TFloat32}, {"float8_e4m3", NpType::Float8E4M3},
-      {"float8_e4m3fn", NpType::Float8E4M3FN}, {"float8_e5m2", NpType::Float8E5M2},
+      {"bool", NpType::Bool},
+      {"bool_", NpType::Bool},
+      {"bool8", NpType::Bool},
+      {"?", NpType::Bool},
+      {"b1", NpType::Bool},
+      {"int8", NpType::Int8},
+      {"i1", NpType::Int8},
+      {"byte", NpType::Int8},
+      {"int16", NpType::Int16},
+      {"i2", NpType::Int16},
+      {"short", NpType::Int16},
+      {"int32", NpType::Int32},
+      {"i4", NpType::Int32},
+      {"intc", NpType::Int32},
+      {"int64", NpType::Int64},
+      {"i8", NpType::Int64},
+      {"int", NpType::Int64},
+      {"int_", NpType::Int64},
+      {"intp", NpType::Int64},
+      {"long", NpType::Int64},
+      {"longlong", NpType::Int64},
+      {"uint8", NpType::UInt8},
+      {"u1", NpType::UInt8},
+      {"ubyte", NpType::UInt8},
+      {"uint16", NpType::UInt16},
+      {"u2", NpType::UInt16},
+      {"ushort", NpType::UInt16},
+      {"uint32", NpType::UInt32},
+      {"u4", NpType::UInt32},
+      {"uintc", NpType::UInt32},
+      {"uint64", NpType::UInt64},
+      {"u8", NpType::UInt64},
+      {"uint", NpType::UInt64},
+      {"uintp", NpType::UInt64},
+      {"float16", NpType::Float16},
+      {"f2", NpType::Float16},
+      {"half", NpType::Float16},
+      {"e", NpType::Float16},
+      {"float32", NpType::Float32},
+      {"f4", NpType::Float32},
+      {"single", NpType::Float32},
+      {"f", NpType::Float32},
+      {"float64", NpType::Float64},
+      {"f8", NpType::Float64},
+      {"double", NpType::Float64},
+      {"float", NpType::Float64},
+      {"float_", NpType::Float64},
+      {"d", NpType::Float64},
+      {"bfloat16", NpType::BFloat16},
+      {"tfloat32", NpType::TFloat32},
+      {"float8_e4m3", NpType::Float8E4M3},
+      {"float8_e4m3fn", NpType::Float8E4M3FN},
+      {"float8_e5m2", NpType::Float8E5M2},
+      {"float8_e5m2_x4", NpType::Float8E5M2X4},
+      {"float8_e4m3fn_x4", NpType::Float8E4M3FNX4},
+      {"float4_e2m1fn_x4", NpType::Float4E2M1FNX4},
+      {"float8_e8m0fnu", NpType::Float8E8M0FNU},
   };
   // NumPy accepts a byte-order prefix on the short codes ('<f4').
   if (name.size() > 1 && (name[0] == '<' || name[0] == '=' || name[0] == '|'))
@@ -109,6 +160,14 @@ std::optional<DType> to_nki(NpType t) {
     return DType::Float8E4M3FN;
   case NpType::Float8E5M2:
     return DType::Float8E5M2;
+  case NpType::Float8E5M2X4:
+    return DType::Float8E5M2X4;
+  case NpType::Float8E4M3FNX4:
+    return DType::Float8E4M3FNX4;
+  case NpType::Float4E2M1FNX4:
+    return DType::Float4E2M1FNX4;
+  case NpType::Float8E8M0FNU:
+    return DType::Float8E8M0FNU;
   default:
     return std::nullopt;
   }
@@ -144,6 +203,14 @@ NpType from_nki(DType d) {
     return NpType::UInt32;
   case DType::Bool:
     return NpType::Bool;
+  case DType::Float8E5M2X4:
+    return NpType::Float8E5M2X4;
+  case DType::Float8E4M3FNX4:
+    return NpType::Float8E4M3FNX4;
+  case DType::Float4E2M1FNX4:
+    return NpType::Float4E2M1FNX4;
+  case DType::Float8E8M0FNU:
+    return NpType::Float8E8M0FNU;
   }
   return NpType::Float32;
 }
@@ -501,6 +568,10 @@ Scalar Scalar::of_double(NpType t, double v) {
   case NpType::Float8E4M3:
   case NpType::Float8E4M3FN:
   case NpType::Float8E5M2:
+  case NpType::Float8E5M2X4:
+  case NpType::Float8E4M3FNX4:
+  case NpType::Float4E2M1FNX4:
+  case NpType::Float8E8M0FNU:
     if (v != 0.0)
       pylib::raise_unmodelled(std::string("np.") + std::string(type_name(t)), "values other than zero");
     s.f = 0.0;
@@ -561,7 +632,11 @@ void store(NpType t, const Scalar &s, unsigned char *out) {
   case NpType::Float8E4M3:
   case NpType::Float8E4M3FN:
   case NpType::Float8E5M2:
-    out[0] = 0; // of_double() admits only zero
+  case NpType::Float8E5M2X4:
+  case NpType::Float8E4M3FNX4:
+  case NpType::Float4E2M1FNX4:
+  case NpType::Float8E8M0FNU:
+    std::memset(out, 0, item_size(t)); // of_double() admits only zero
     return;
   }
 }
@@ -613,6 +688,10 @@ Scalar load(NpType t, const unsigned char *in) {
   case NpType::Float8E4M3:
   case NpType::Float8E4M3FN:
   case NpType::Float8E5M2:
+  case NpType::Float8E5M2X4:
+  case NpType::Float8E4M3FNX4:
+  case NpType::Float4E2M1FNX4:
+  case NpType::Float8E8M0FNU:
     s.f = 0.0;
     return s;
   }

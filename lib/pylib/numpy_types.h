@@ -33,6 +33,11 @@ enum class NpType : std::uint8_t {
   Float8E4M3,
   Float8E4M3FN,
   Float8E5M2,
+  // NKI's microscaling dtypes: names only, as the float8 types.
+  Float8E5M2X4,
+  Float8E4M3FNX4,
+  Float4E2M1FNX4,
+  Float8E8M0FNU,
 };
 
 std::string_view type_name(NpType t);     ///< `float32`, `bool`
@@ -44,7 +49,7 @@ bool is_signed_int(NpType t);
 bool is_unsigned_int(NpType t);
 bool is_integer(NpType t);
 bool is_floating(NpType t);
-/// Whether host NumPy computes with the type (tfloat32 and the float8 types only name dtypes).
+/// Whether host NumPy computes with the type (tfloat32, the float8 and the MX types only name dtypes).
 bool computes(NpType t);
 std::optional<NpType> parse_type(std::string_view name); ///< `float32`, `f4`, `int`, `bool_`, ...
 std::optional<DType> to_nki(NpType t);

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace nkicc::sim {
 namespace {
 
@@ -36,8 +38,15 @@ std::optional<DType> descr_dtype(std::string_view descr, DType want) {
   if (d == "<V2" || d == "|V2" || d == "bfloat16")
     return want == DType::BFloat16 ? std::optional(want) : std::nullopt;
   if (d == "|V1" || d == "<V1")
-    return want == DType::Float8E4M3 || want == DType::Float8E4M3FN || want == DType::Float8E5M2 ? std::optional(want)
-                                                                                                : std::nullopt;
+    return want == DType::Float8E4M3 || want == DType::Float8E4M3FN || want == DType::Float8E5M2 ||
+                   want == DType::Float8E8M0FNU
+               ? std::optional(want)
+               : std::nullopt;
+  // MX data as the frameworks hold it: an x4 element's bits as uint32 (float8) or uint16
+  // (float4), a scale's biased exponent as uint8.
+  if ((d == "<u4" && (want == DType::Float8E5M2X4 || want == DType::Float8E4M3FNX4)) ||
+      (d == "<u2" && want == DType::Float4E2M1FNX4) || (d == "|u1" && want == DType::Float8E8M0FNU))
+    return want;
   static const std::pair<const char *, DType> exact[] = {
       {"<f2", DType::Float16}, {"|i1", DType::Int8},   {"<i2", DType::Int16},  {"<i4", DType::Int32},
       {"|u1", DType::UInt8},   {"<u2", DType::UInt16}, {"<u4", DType::UInt32}, {"|b1", DType::Bool}};
@@ -61,6 +70,13 @@ std::string accepted_descrs(DType want) {
   case DType::Float8E4M3FN:
   case DType::Float8E5M2:
     return "'|V1' (ml_dtypes), or '<f4' rounded on load";
+  case DType::Float8E8M0FNU:
+    return "'|V1' (ml_dtypes) or '|u1' (the biased exponents)";
+  case DType::Float8E5M2X4:
+  case DType::Float8E4M3FNX4:
+    return "'<u4' (four packed float8 values per element)";
+  case DType::Float4E2M1FNX4:
+    return "'<u2' (four packed float4 values per element)";
   default:
     return "'" + std::string(npy_descr(want)) + "'";
   }
@@ -153,6 +169,22 @@ HostArray random_array(std::span<const std::int64_t> shape, DType dtype, std::ui
     case DType::UInt16:
     case DType::UInt32:
       v = static_cast<double>(bits >> 60);
+      break;
+    case DType::Float8E5M2X4:
+    case DType::Float8E4M3FNX4:
+    case DType::Float4E2M1FNX4: {
+      // Four values in [-1, 1), each from 16 bits of the draw.
+      std::uint32_t packed = 0;
+      int width = dtype == DType::Float4E2M1FNX4 ? 4 : 8;
+      for (int lane = 0; lane < 4; ++lane) {
+        double x = static_cast<double>((bits >> (16 * lane)) & 0xffffu) * 0x1.0p-15 - 1.0;
+        packed |= mx_lane_bits(dtype, x) << (width * lane);
+      }
+      v = static_cast<double>(packed);
+      break;
+    }
+    case DType::Float8E8M0FNU:
+      v = std::ldexp(1.0, static_cast<int>(bits >> 61) - 4); // 2^-4 .. 2^3
       break;
     default:
       v = round_to(dtype, 2.0 * u - 1.0);

@@ -266,6 +266,13 @@ std::string_view npy_descr(DType dtype) {
     return "<u4";
   case DType::Bool:
     return "|b1";
+  case DType::Float8E5M2X4:
+  case DType::Float8E4M3FNX4:
+    return "<u4";
+  case DType::Float4E2M1FNX4:
+    return "<u2";
+  case DType::Float8E8M0FNU:
+    return "|V1";
   }
   return "<f4";
 }

@@ -1,5 +1,6 @@
 #include "nkicc/sim/numeric.h"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -16,6 +17,7 @@ struct Format {
   double max_finite;
   bool has_inf;
   bool saturate; ///< a finite overflow saturates (float8) instead of becoming inf
+  bool has_nan = true; ///< float4_e2m1fn has no NaN either
 };
 
 constexpr Format kFloat32{23, 8, 127, FLT_MAX, true, false};
@@ -25,6 +27,7 @@ constexpr Format kFloat16{10, 5, 15, 65504.0, true, false};
 constexpr Format kE4M3{3, 4, 7, 240.0, true, true};
 constexpr Format kE4M3FN{3, 4, 7, 448.0, false, true};
 constexpr Format kE5M2{2, 5, 15, 57344.0, true, true};
+constexpr Format kE2M1FN{1, 2, 1, 6.0, false, true, false};
 
 const Format *format_of(DType d) {
   switch (d) {
@@ -83,7 +86,11 @@ IntRange range_of(DType d) {
   case DType::UInt16:
     return {0.0, 65535.0};
   case DType::UInt32:
+  case DType::Float8E5M2X4:
+  case DType::Float8E4M3FNX4:
     return {0.0, 4294967295.0};
+  case DType::Float4E2M1FNX4:
+    return {0.0, 65535.0};
   default:
     return {0.0, 1.0};
   }
@@ -126,7 +133,7 @@ double decode_minifloat(const Format &f, std::uint64_t bits) {
   double r;
   if (e == exp_all && f.has_inf) {
     r = mant == 0 ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
-  } else if (e == exp_all && mant == ((std::uint64_t{1} << f.mantissa_bits) - 1) && !f.has_inf) {
+  } else if (e == exp_all && mant == ((std::uint64_t{1} << f.mantissa_bits) - 1) && !f.has_inf && f.has_nan) {
     r = std::numeric_limits<double>::quiet_NaN();
   } else if (e == 0) {
     r = std::ldexp(static_cast<double>(mant), 1 - f.bias - f.mantissa_bits);
@@ -144,9 +151,38 @@ template <class T> T load_le(const unsigned char *in) {
   return value;
 }
 
+/// float8_e8m0fnu: the power of two nearest to v (ties to the even exponent), within
+/// [2^-127, 2^127]; zero is the smallest, 2^-127 (the scale of an all-zero MX group); NaN or a
+/// negative value, which the format cannot hold, is NaN.
+double round_e8m0(double v) {
+  if (std::isnan(v) || v < 0)
+    return std::numeric_limits<double>::quiet_NaN();
+  if (v == 0)
+    return std::ldexp(1.0, -127);
+  if (std::isinf(v))
+    return std::ldexp(1.0, 127);
+  int ex = 0;
+  double m = std::frexp(v, &ex) * 2; // v = m * 2^(ex - 1), m in [1, 2)
+  int e = ex - 1;
+  if (m > 1.5 || (m == 1.5 && (e & 1)))
+    ++e;
+  return std::ldexp(1.0, std::clamp(e, -127, 127));
+}
+
 } // namespace
 
-bool is_integer(DType d) { return format_of(d) == nullptr; }
+bool is_integer(DType d) { return format_of(d) == nullptr && d != DType::Float8E8M0FNU; }
+
+double mx_lane(DType x4, std::uint32_t bits, int lane) {
+  if (x4 == DType::Float4E2M1FNX4)
+    return decode_minifloat(kE2M1FN, (bits >> (4 * lane)) & 0xfu);
+  return decode_minifloat(x4 == DType::Float8E5M2X4 ? kE5M2 : kE4M3FN, (bits >> (8 * lane)) & 0xffu);
+}
+
+std::uint32_t mx_lane_bits(DType x4, double v) {
+  const Format &f = x4 == DType::Float4E2M1FNX4 ? kE2M1FN : x4 == DType::Float8E5M2X4 ? kE5M2 : kE4M3FN;
+  return static_cast<std::uint32_t>(encode_minifloat(f, round_float(f, v)));
+}
 
 double round_to(DType dtype, double v) {
   switch (dtype) {
@@ -177,12 +213,17 @@ double round_to(DType dtype, double v) {
     return round_float(*format_of(dtype), v);
   case DType::Bool:
     return v != 0 || std::isnan(v) ? 1.0 : 0.0;
+  case DType::Float8E8M0FNU:
+    return round_e8m0(v);
   case DType::Int8:
   case DType::Int16:
   case DType::Int32:
   case DType::UInt8:
   case DType::UInt16:
-  case DType::UInt32: {
+  case DType::UInt32:
+  case DType::Float8E5M2X4: // an x4 element is its bits (mx_lane reads them)
+  case DType::Float8E4M3FNX4:
+  case DType::Float4E2M1FNX4: {
     if (std::isnan(v))
       return 0.0;
     IntRange r = range_of(dtype);
@@ -234,8 +275,19 @@ void encode(DType dtype, double v, unsigned char *out) {
     store_le(static_cast<std::int32_t>(v), out);
     return;
   case DType::UInt32:
+  case DType::Float8E5M2X4:
+  case DType::Float8E4M3FNX4:
     store_le(static_cast<std::uint32_t>(v), out);
     return;
+  case DType::Float4E2M1FNX4:
+    store_le(static_cast<std::uint16_t>(v), out);
+    return;
+  case DType::Float8E8M0FNU: {
+    int ex = 0;
+    std::frexp(v, &ex);
+    out[0] = std::isnan(v) ? 0xff : static_cast<unsigned char>(ex - 1 + 127);
+    return;
+  }
   }
 }
 
@@ -269,7 +321,13 @@ double decode(DType dtype, const unsigned char *in) {
   case DType::Int32:
     return load_le<std::int32_t>(in);
   case DType::UInt32:
+  case DType::Float8E5M2X4:
+  case DType::Float8E4M3FNX4:
     return load_le<std::uint32_t>(in);
+  case DType::Float4E2M1FNX4:
+    return load_le<std::uint16_t>(in);
+  case DType::Float8E8M0FNU:
+    return in[0] == 0xff ? std::numeric_limits<double>::quiet_NaN() : std::ldexp(1.0, int{in[0]} - 127);
   }
   return 0.0;
 }

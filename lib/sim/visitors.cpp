@@ -3,6 +3,7 @@
 // choice about the hardware's behaviour is made, the visitor says so.
 #include "executor.h"
 #include "op_table.h"
+#include "visitors_mx.h"
 #include "visitors_reduce.h"
 #include "visitors_select.h"
 
@@ -883,6 +884,10 @@ bool execute_instruction(Executor &ex, const bir::KernelInstruction &inst) {
     return visit_device_print(ex, inst);
   case ir::Opcode::GatherFlattened:
     return visit_gather_flattened(ex, inst);
+  case ir::Opcode::MatMulMx:
+    return visit_matmul_mx(ex, inst);
+  case ir::Opcode::QuantizeMx:
+    return visit_quantize_mx(ex, inst);
   }
   return ex.fail("its opcode has no simulator visitor");
 }

@@ -12,7 +12,7 @@ struct DTypeInfo {
   std::size_t size;
 };
 
-constexpr std::array<DTypeInfo, 14> kDTypes = {{
+constexpr std::array<DTypeInfo, 18> kDTypes = {{
     {DType::Float32, "float32", 4},
     {DType::Float16, "float16", 2},
     {DType::BFloat16, "bfloat16", 2},
@@ -27,6 +27,10 @@ constexpr std::array<DTypeInfo, 14> kDTypes = {{
     {DType::UInt16, "uint16", 2},
     {DType::UInt32, "uint32", 4},
     {DType::Bool, "bool", 1},
+    {DType::Float8E5M2X4, "float8_e5m2_x4", 4},
+    {DType::Float8E4M3FNX4, "float8_e4m3fn_x4", 4},
+    {DType::Float4E2M1FNX4, "float4_e2m1fn_x4", 2},
+    {DType::Float8E8M0FNU, "float8_e8m0fnu", 1},
 }};
 
 const DTypeInfo &info(DType d) { return kDTypes[static_cast<std::size_t>(d)]; }
@@ -39,6 +43,8 @@ std::size_t dtype_size(DType dtype) { return info(dtype).size; }
 bool dtype_is_integer(DType dtype, bool with_bool) {
   return (dtype >= DType::Int8 && dtype <= DType::UInt32) || (with_bool && dtype == DType::Bool);
 }
+
+bool dtype_is_mx_x4(DType dtype) { return dtype >= DType::Float8E5M2X4 && dtype <= DType::Float4E2M1FNX4; }
 
 std::optional<DType> parse_dtype(std::string_view name) {
   if (name == "bool_")

@@ -35,8 +35,8 @@ constexpr Opcode kAllOpcodes[] = {
 constexpr Opcode kReduceOpcodes[] = {Opcode::TensorTensorScan, Opcode::PartitionReduce, Opcode::SelectReduce,
                                      Opcode::ScalarTensorTensor};
 /// Range selection, local gather and device printing.
-constexpr Opcode kGatherOpcodes[] = {Opcode::RangeSelect, Opcode::LocalGather, Opcode::DevicePrint,
-                                     Opcode::GatherFlattened};
+constexpr Opcode kGatherOpcodes[] = {Opcode::RangeSelect,     Opcode::LocalGather, Opcode::DevicePrint,
+                                     Opcode::GatherFlattened, Opcode::MatMulMx,    Opcode::QuantizeMx};
 constexpr Engine kAllEngines[] = {Engine::Tensor, Engine::Vector, Engine::Scalar, Engine::GpSimd, Engine::Sync};
 constexpr LoopKind kAllLoops[] = {LoopKind::None, LoopKind::Range, LoopKind::Affine, LoopKind::Sequential,
                                   LoopKind::Static};
@@ -45,9 +45,10 @@ constexpr LoopKind kAllLoops[] = {LoopKind::None, LoopKind::Range, LoopKind::Aff
 /// kind, every attribute kind, grid terms and negative offsets.
 Function sample_function(FileId file) {
   Function fn = sample_header(file);
-  const DType other_dtypes[] = {DType::Float16,    DType::TFloat32, DType::Float8E4M3, DType::Float8E4M3FN,
-                                DType::Float8E5M2, DType::Int8,     DType::Int16,      DType::UInt16,
-                                DType::UInt32,     DType::Bool};
+  const DType other_dtypes[] = {DType::Float16,        DType::TFloat32,     DType::Float8E4M3,   DType::Float8E4M3FN,
+                                DType::Float8E5M2,     DType::Int8,         DType::Int16,        DType::UInt16,
+                                DType::UInt32,         DType::Bool,         DType::Float8E5M2X4, DType::Float8E4M3FNX4,
+                                DType::Float4E2M1FNX4, DType::Float8E8M0FNU};
   for (DType dtype : other_dtypes)
     fn.tensors.push_back(tensor(std::string("t_") + std::string(dtype_name(dtype)), TensorRole::Internal,
                                 Memory::PrivateHbm, {2}, dtype));
@@ -119,7 +120,7 @@ TEST_CASE("write_kernel: every part of a function survives into the text", "[bir
   outputs: c_output
   matmul_mac_count: 8388608
   has_collectives: true
-  tensors: 17
+  tensors: 21
     %0 a_input input shared_hbm float32[256, 2048]
     %1 b_input input shared_hbm bfloat16[256, 2048]
     %2 c_output output shared_hbm float32[256, 2048] @3:16
@@ -137,7 +138,11 @@ TEST_CASE("write_kernel: every part of a function survives into the text", "[bir
     %14 t_uint16 internal private_hbm uint16[2]
     %15 t_uint32 internal private_hbm uint32[2]
     %16 t_bool internal private_hbm bool[2]
-  instructions: 36
+    %17 t_float8_e5m2_x4 internal private_hbm float8_e5m2_x4[2]
+    %18 t_float8_e4m3fn_x4 internal private_hbm float8_e4m3fn_x4[2]
+    %19 t_float4_e2m1fn_x4 internal private_hbm float4_e2m1fn_x4[2]
+    %20 t_float8_e8m0fnu internal private_hbm float8_e8m0fnu[2]
+  instructions: 38
     0: load sync dst=%4[[512, 128], [1, 512]] src=%0[[2048, 128], [1, 512]]+262144*pid0+512*pid1 loop=affine_range @4:14
     1: tensor_tensor vector dst=%5[[512, 64], [1, 512]]-7-3*pid2 src=%4[[512, 64], [1, 512]]+32, %4[[512, 64], [1, 512]] op='add' none=None flag=True off=False axis=-1 big=-9223372036854775808 zero=0 scale=0.5 negzero=-0.0 poszero=0.0 inf=-inf nan=nan tiny=1e-05 quote='it\'s "x"\n' empty='' bounds=(0, 128) single=(1,) unit=() mask=[True, None, 'x', []] opts={'b': 2, 'a': {'n': (1.5,)}, '': {}} loop=sequential_range @5:14
     2: load tensor dst=%3[[1, 4]]
@@ -173,7 +178,9 @@ TEST_CASE("write_kernel: every part of a function survives into the text", "[bir
     32: local_gather gpsimd dst=%3[[1, 4]] src=%3[[1, 4]]
     33: device_print gpsimd dst=%3[[1, 4]] src=%3[[1, 4]]
     34: gather_flattened gpsimd dst=%3[[1, 4]] src=%3[[1, 4]]
-    35: collective gpsimd
+    35: matmul_mx gpsimd dst=%3[[1, 4]] src=%3[[1, 4]]
+    36: quantize_mx gpsimd dst=%3[[1, 4]] src=%3[[1, 4]]
+    37: collective gpsimd
 )");
 }
 

@@ -60,10 +60,12 @@ TEST_CASE("memories, roles, engines and opcodes have their snake_case names", "[
       {Opcode::LocalGather, "local_gather"},
       {Opcode::DevicePrint, "device_print"},
       {Opcode::GatherFlattened, "gather_flattened"},
+      {Opcode::MatMulMx, "matmul_mx"},
+      {Opcode::QuantizeMx, "quantize_mx"},
   };
   for (const auto &[op, name] : opcodes)
     CHECK(opcode_name(op) == name);
-  CHECK(opcodes.size() == static_cast<std::size_t>(Opcode::GatherFlattened) + 1);
+  CHECK(opcodes.size() == static_cast<std::size_t>(Opcode::QuantizeMx) + 1);
 }
 
 TEST_CASE("only SBUF and PSUM are on chip", "[ir]") {

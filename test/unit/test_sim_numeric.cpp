@@ -87,3 +87,55 @@ TEST_CASE("encode and decode: every dtype round-trips its values", "[sim]") {
   encode(DType::Float8E5M2, std::numeric_limits<double>::infinity(), &f8);
   CHECK(f8 == 0x7c);
 }
+
+TEST_CASE("MX: an x4 element is its bits; mx_lane reads each lane, mx_lane_bits writes one", "[sim]") {
+  // An x4 element copies exactly: its value is the unsigned integer of its bits.
+  CHECK(round_to(DType::Float8E4M3FNX4, 4294967295.0) == 4294967295.0);
+  CHECK(round_to(DType::Float4E2M1FNX4, 70000.0) == 65535.0);
+  unsigned char b[4];
+  encode(DType::Float8E5M2X4, 0x3c38b0c0u, b);
+  CHECK(decode(DType::Float8E5M2X4, b) == static_cast<double>(0x3c38b0c0u));
+  // float8_e5m2 lanes, lane 0 the low byte: 0xc0 = -2, 0xb0 = -0.125, 0x38 = 0.5, 0x3c = 1.
+  CHECK(mx_lane(DType::Float8E5M2X4, 0x3c38b0c0u, 0) == -2.0);
+  CHECK(mx_lane(DType::Float8E5M2X4, 0x3c38b0c0u, 1) == -0.125);
+  CHECK(mx_lane(DType::Float8E5M2X4, 0x3c38b0c0u, 2) == 0.5);
+  CHECK(mx_lane(DType::Float8E5M2X4, 0x3c38b0c0u, 3) == 1.0);
+  // float8_e4m3fn: 0x7e = 448, 0x7f is NaN.
+  CHECK(mx_lane(DType::Float8E4M3FNX4, 0x7e, 0) == 448.0);
+  CHECK(std::isnan(mx_lane(DType::Float8E4M3FNX4, 0x7f00, 1)));
+  // float4_e2m1fn nibbles, lane 0 the low nibble: 0x7 = 6, 0xf = -6, 0x1 = 0.5 (subnormal), 0x3 = 1.5.
+  CHECK(mx_lane(DType::Float4E2M1FNX4, 0x31f7u, 0) == 6.0);
+  CHECK(mx_lane(DType::Float4E2M1FNX4, 0x31f7u, 1) == -6.0);
+  CHECK(mx_lane(DType::Float4E2M1FNX4, 0x31f7u, 2) == 0.5);
+  CHECK(mx_lane(DType::Float4E2M1FNX4, 0x31f7u, 3) == 1.5);
+  // Rounding to a lane: ties to even, saturating (no infinity in e4m3fn or e2m1fn).
+  CHECK(mx_lane_bits(DType::Float8E4M3FNX4, 1000.0) == 0x7eu);
+  CHECK(mx_lane_bits(DType::Float8E4M3FNX4, -1.0625) == 0xb8u); // halfway 1 and 1.125: to 1
+  CHECK(mx_lane_bits(DType::Float8E5M2X4, 3.5) == 0x43u);       // 3.5 = 1.75 * 2
+  CHECK(mx_lane_bits(DType::Float4E2M1FNX4, 5.0) == 0x6u);      // halfway 4 and 6: to 4 (even)
+  CHECK(mx_lane_bits(DType::Float4E2M1FNX4, -100.0) == 0xfu);
+}
+
+TEST_CASE("float8_e8m0fnu: powers of two from 2^-127 to 2^127, stored as the biased exponent", "[sim]") {
+  CHECK(round_to(DType::Float8E8M0FNU, 1.0) == 1.0);
+  CHECK(round_to(DType::Float8E8M0FNU, 1.4) == 1.0);
+  CHECK(round_to(DType::Float8E8M0FNU, 1.6) == 2.0);
+  CHECK(round_to(DType::Float8E8M0FNU, 3.0) == 4.0); // 1.5 * 2: the even exponent
+  CHECK(round_to(DType::Float8E8M0FNU, 1.5) == 1.0); // 1.5 * 1: exponent 0 is even
+  CHECK(round_to(DType::Float8E8M0FNU, 0.0) == std::ldexp(1.0, -127));
+  CHECK(round_to(DType::Float8E8M0FNU, 1e300) == std::ldexp(1.0, 127));
+  CHECK(std::isnan(round_to(DType::Float8E8M0FNU, -1.0)));
+  unsigned char s;
+  encode(DType::Float8E8M0FNU, 0.25, &s);
+  CHECK(s == 125);
+  encode(DType::Float8E8M0FNU, 0.0, &s);
+  CHECK(s == 0);
+  encode(DType::Float8E8M0FNU, std::nan(""), &s);
+  CHECK(s == 0xff);
+  s = 130;
+  CHECK(decode(DType::Float8E8M0FNU, &s) == 8.0);
+  s = 0xff;
+  CHECK(std::isnan(decode(DType::Float8E8M0FNU, &s)));
+  CHECK_FALSE(is_integer(DType::Float8E8M0FNU));
+  CHECK(is_integer(DType::Float8E5M2X4));
+}

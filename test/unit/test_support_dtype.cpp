@@ -27,3 +27,20 @@ TEST_CASE("parse_dtype reads every dtype_name and NumPy's bool_") {
   CHECK(parse_dtype("bool_") == DType::Bool);
   CHECK_FALSE(parse_dtype("float64"));
 }
+
+TEST_CASE("the microscaling dtypes: names, element sizes, the x4 predicate") {
+  CHECK(parse_dtype("float8_e5m2_x4") == DType::Float8E5M2X4);
+  CHECK(parse_dtype("float8_e4m3fn_x4") == DType::Float8E4M3FNX4);
+  CHECK(parse_dtype("float4_e2m1fn_x4") == DType::Float4E2M1FNX4);
+  CHECK(parse_dtype("float8_e8m0fnu") == DType::Float8E8M0FNU);
+  CHECK(dtype_size(DType::Float8E5M2X4) == 4);
+  CHECK(dtype_size(DType::Float8E4M3FNX4) == 4);
+  CHECK(dtype_size(DType::Float4E2M1FNX4) == 2);
+  CHECK(dtype_size(DType::Float8E8M0FNU) == 1);
+  for (DType d : {DType::Float8E5M2X4, DType::Float8E4M3FNX4, DType::Float4E2M1FNX4})
+    CHECK(dtype_is_mx_x4(d));
+  for (DType d : {DType::Float8E8M0FNU, DType::Float8E5M2, DType::UInt32, DType::Bool})
+    CHECK_FALSE(dtype_is_mx_x4(d));
+  CHECK_FALSE(dtype_is_integer(DType::Float8E8M0FNU, true));
+  CHECK_FALSE(dtype_is_integer(DType::Float8E5M2X4, true));
+}

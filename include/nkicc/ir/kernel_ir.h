@@ -168,6 +168,10 @@ enum class Opcode : std::uint8_t {
   LocalGather,     ///< nisa.local_gather: GpSimd gather within each core's 16 partitions
   DevicePrint,     ///< nl.device_print: the simulator prints a tile (no computation)
   GatherFlattened, ///< nl.gather_flattened: per partition, elements of the flattened free dims by index
+
+  // Microscaling (lib/nki/isa_mx.cpp, lib/sim/visitors_mx.cpp), NeuronCore-v4.
+  MatMulMx,   ///< nisa.nc_matmul_mx: dequantizing matmul of x4-packed MX data with their scales
+  QuantizeMx, ///< nisa.quantize_mx: bfloat16/float16 to x4-packed MX float8 and one scale per 8x4 group
 };
 std::string_view opcode_name(Opcode op);
 

@@ -20,7 +20,18 @@ namespace nkicc::sim {
 ///   which has none. NaN stays NaN.
 /// - integers: round to nearest, ties to even, then saturate to the type's range; NaN is 0.
 /// - bool: 1 for any non-zero value (NaN included), else 0.
+/// - the MX x4 types: an element is its bits, an unsigned integer of 32 (float8 x4) or 16
+///   (float4 x4) bits, so copies move it exactly; mx_lane() reads its four values.
+/// - float8_e8m0fnu: the nearest power of two in [2^-127, 2^127] (ties to the even exponent);
+///   zero is 2^-127, a negative value or NaN is NaN.
 double round_to(DType dtype, double v);
+
+/// Lane `lane` (0..3) of an MX x4 element's bits: a float8_e5m2 / float8_e4m3fn byte (lane 0
+/// the low byte) or a float4_e2m1fn nibble (lane 0 the low nibble; bias 1, no inf or NaN, 6 the
+/// largest magnitude).
+double mx_lane(DType x4, std::uint32_t bits, int lane);
+/// The bits of `v` rounded (ties to even, saturating) to one lane of `x4`, in the low bits.
+std::uint32_t mx_lane_bits(DType x4, double v);
 
 /// Whether a dtype holds integers (bool included).
 bool is_integer(DType dtype);
@@ -28,7 +39,8 @@ bool is_integer(DType dtype);
 /// The storage encoding of one element (little-endian, dtype_size() bytes): IEEE binary32 and
 /// binary16, bfloat16 as the upper half of binary32, float8 as ml_dtypes encodes it
 /// (float8_e4m3: bias 7 with infinities; float8_e4m3fn: bias 7, NaN 0x7f/0xff, no infinity;
-/// float8_e5m2: bias 15, IEEE-like), tfloat32 as binary32. `v` is rounded first.
+/// float8_e5m2: bias 15, IEEE-like), tfloat32 as binary32, an MX x4 element as its bits,
+/// float8_e8m0fnu as its biased exponent (0xff NaN). `v` is rounded first.
 void encode(DType dtype, double v, unsigned char *out);
 /// The value of one stored element.
 double decode(DType dtype, const unsigned char *in);

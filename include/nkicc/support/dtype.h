@@ -24,6 +24,12 @@ enum class DType : unsigned char {
   UInt16,
   UInt32,
   Bool,
+  // Microscaling (OCP MX) types of NeuronCore-v4: four float8 (or float4) values packed in one
+  // element along the contraction dimension, and the 8-bit power-of-two scale of a group.
+  Float8E5M2X4,   ///< float8_e5m2_x4: 32 bits, four float8_e5m2, lane 0 in the low byte
+  Float8E4M3FNX4, ///< float8_e4m3fn_x4: 32 bits, four float8_e4m3fn
+  Float4E2M1FNX4, ///< float4_e2m1fn_x4: 16 bits, four float4_e2m1fn, lane 0 in the low nibble
+  Float8E8M0FNU,  ///< float8_e8m0fnu: an exponent only, 2^(bits - 127); 0xff is NaN
 };
 
 /// The NKI/NumPy name: `float32`, ..., `bool`.
@@ -35,6 +41,8 @@ std::size_t dtype_size(DType dtype);
 /// The signed and unsigned integer dtypes; with `with_bool`, `bool` too (NKI treats it as an
 /// integer where an op takes integers, such as a predicate or an index).
 bool dtype_is_integer(DType dtype, bool with_bool);
+/// The packed MX data types (float8_e5m2_x4, float8_e4m3fn_x4, float4_e2m1fn_x4).
+bool dtype_is_mx_x4(DType dtype);
 /// All accepted names, for "did you mean" suggestions and messages.
 const std::vector<std::string> &dtype_names();
 
