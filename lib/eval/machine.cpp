@@ -669,6 +669,7 @@ Value Machine::execute(Frame &f) {
           R[in.a] = make_function(f, in);
           break;
         case Op::Return:
+          in_.last_return_loc_ = LOC(in);
           return std::move(R[in.a]);
         case Op::ReturnNone:
           return Value();

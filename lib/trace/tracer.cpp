@@ -709,7 +709,7 @@ struct Tracer::Impl {
         raise_error(
             "TypeError",
             fmt::format("kernel '{}' must return tensors, but return value {} is '{}'", kernel, i, type_name(items[i])),
-            def_loc);
+            interp->last_return_loc().valid() ? interp->last_return_loc() : def_loc);
       ir::Tensor &tensor = kb.fn.tensors[t->ap.tensor];
       if (tensor.memory != ir::Memory::SharedHbm && tensor.memory != ir::Memory::PrivateHbm)
         raise_error("registry",
@@ -843,7 +843,7 @@ struct Tracer::Impl {
         raise_error(
             "TypeError",
             fmt::format("kernel '{}' must return tensors, but return value {} is '{}'", kernel, i, type_name(items[i])),
-            def_loc);
+            interp->last_return_loc().valid() ? interp->last_return_loc() : def_loc);
       ir::Tensor &tensor = kb.fn.tensors[t->ap.tensor];
       adopt_whole_view_shape(tensor, *t);
       // Located where the kernel created the tensor it returns. Without the guard (`nkicc

@@ -309,6 +309,9 @@ public:
 
   /// The location of the expression being evaluated, for errors raised by NKI objects.
   SourceLoc current_loc() const { return current_loc_; }
+  /// The `return` statement executed last: right after a call, the one that gave its value
+  /// (invalid when none has run, or for a lambda's implicit return).
+  SourceLoc last_return_loc() const { return last_return_loc_; }
 
   const SourceManager &sources() const { return sources_; }
   std::uint64_t steps() const { return steps_; }
@@ -431,6 +434,7 @@ private:
   std::size_t call_depth_ = 0;
   std::uint64_t steps_ = 0;
   SourceLoc current_loc_;
+  SourceLoc last_return_loc_;
   std::function<void(const std::string &)> print_;
   std::unique_ptr<eval::Machine> machine_;
 };
