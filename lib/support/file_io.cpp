@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fcntl.h>
 #include <mutex>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -92,7 +93,8 @@ int open_regular_file(const std::string &path, struct stat &st, std::string &err
     return -1;
   }
   if (!S_ISREG(st.st_mode)) {
-    error = S_ISDIR(st.st_mode) ? "is a directory" : "is " + std::string(node_kind(st.st_mode)) + ", not a regular file";
+    error =
+        S_ISDIR(st.st_mode) ? "is a directory" : "is " + std::string(node_kind(st.st_mode)) + ", not a regular file";
     ::close(fd);
     return -1;
   }
@@ -113,7 +115,8 @@ std::optional<std::string> read_file(const std::string &path, std::string &error
       error = "standard input is " + std::string(node_kind(st.st_mode)) + ", not a file or a pipe";
       return std::nullopt;
     }
-    if (::fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > kMaxInputBytes) {
+    if (::fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode) &&
+        static_cast<std::uint64_t>(st.st_size) > kMaxInputBytes) {
       error = "file is larger than 2 GiB";
       return std::nullopt;
     }
@@ -201,10 +204,34 @@ void install_cleanup_handlers() {
   });
 }
 
+/// Holds SIGINT, SIGTERM and SIGHUP back while a temporary file is created and registered: a
+/// signal arriving between the two would otherwise end the run with the file unknown to the
+/// handler and left behind. A signal held back is delivered when the guard ends, and the handler
+/// then finds the file.
+class CleanupSignalsHeld {
+public:
+  CleanupSignalsHeld() {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig : kCleanupSignals)
+      sigaddset(&set, sig);
+    held_ = ::pthread_sigmask(SIG_BLOCK, &set, &old_) == 0;
+  }
+  ~CleanupSignalsHeld() {
+    if (held_)
+      ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  CleanupSignalsHeld(const CleanupSignalsHeld &) = delete;
+  CleanupSignalsHeld &operator=(const CleanupSignalsHeld &) = delete;
+
+private:
+  sigset_t old_{};
+  bool held_ = false;
+};
+
 /// The slot now holding `path`, or -1 when all are taken (the file is then only removed on
 /// the normal paths).
 int register_temp_file(const std::string &path) {
-  install_cleanup_handlers();
   for (std::size_t k = 0; k < kTempSlots; ++k) {
     char *expected = nullptr;
     char *copy = ::strdup(path.c_str());
@@ -314,12 +341,21 @@ bool AtomicOutput::open(std::string &error) {
   target_ = std::move(plan.target);
   std::string dir = parent_dir(target_);
   std::string tmpl = join_path(dir, "." + file_stem(target_) + ".nkicc-tmp-XXXXXX");
-  int fd = ::mkstemp(tmpl.data());
+  install_cleanup_handlers();
+  int fd;
+  int mkstemp_errno = 0;
+  {
+    CleanupSignalsHeld held;
+    fd = ::mkstemp(tmpl.data());
+    mkstemp_errno = errno;
+    if (fd >= 0)
+      temp_slot_ = register_temp_file(tmpl);
+  }
   if (fd < 0) {
-    error = "cannot create a temporary file in '" + (dir.empty() ? std::string(".") : dir) + "': " + errno_text(errno);
+    error = "cannot create a temporary file in '" + (dir.empty() ? std::string(".") : dir) +
+            "': " + errno_text(mkstemp_errno);
     return false;
   }
-  temp_slot_ = register_temp_file(tmpl);
   // mkstemp creates 0600; an output file gets the usual permissions under the umask.
   mode_t mask = ::umask(0);
   ::umask(mask);
