@@ -394,7 +394,7 @@ std::optional<Value> DequeObject::get_attr(Interpreter &interp, std::string_view
     if (n == name) {
       auto self = shared_from_this();
       return Value::object(std::make_shared<BuiltinFunction>(
-          std::string(name), [self, impl](Interpreter &i, CallArgs &a) { return impl(i, *self, a); }));
+          std::string(name), [self, impl = impl](Interpreter &i, CallArgs &a) { return impl(i, *self, a); }));
     }
   return unmodelled_attribute(interp, "deque", name);
 }

@@ -47,7 +47,8 @@ public:
     full.positional.insert(full.positional.end(), args.positional.begin(), args.positional.end());
     full.keywords = keywords;
     for (const auto &[k, v] : args.keywords) {
-      auto it = std::find_if(full.keywords.begin(), full.keywords.end(), [&](const auto &p) { return p.first == k; });
+      auto it =
+          std::find_if(full.keywords.begin(), full.keywords.end(), [&k = k](const auto &p) { return p.first == k; });
       if (it != full.keywords.end())
         it->second = v;
       else
@@ -99,7 +100,7 @@ Value partial(Interpreter &, CallArgs &args) {
   }
   p->bound.insert(p->bound.end(), args.positional.begin() + 1, args.positional.end());
   for (const auto &[k, v] : args.keywords) {
-    auto it = std::find_if(p->keywords.begin(), p->keywords.end(), [&](const auto &e) { return e.first == k; });
+    auto it = std::find_if(p->keywords.begin(), p->keywords.end(), [&k = k](const auto &e) { return e.first == k; });
     if (it != p->keywords.end())
       it->second = v;
     else

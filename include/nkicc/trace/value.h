@@ -98,7 +98,7 @@ template <class T, class U> Ref<T> static_ref_cast(const Ref<U> &r) { return Ref
 struct Value;
 struct StrData;
 struct SeqData;
-struct DictData;
+class DictData;
 struct SliceData;
 
 struct Value {
