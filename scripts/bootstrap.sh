@@ -8,7 +8,9 @@ cd "$(dirname "$0")/.."
 packages=(cmake ninja-build g++ libcli11-dev libssl-dev rapidjson-dev libspdlog-dev libfmt-dev catch2
           flatbuffers-compiler libflatbuffers-dev llvm-14-tools mlir-19-tools python3 python3-numpy
           libeigen3-dev libxxhash-dev libhiredis-dev libcurl4-openssl-dev redis-server nginx-core
-          python3-jsonschema make)
+          python3-jsonschema make
+          # The sanitizer and fuzzing build (.ci/run, scripts/fuzz.sh): clang with libFuzzer.
+          clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
