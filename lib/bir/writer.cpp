@@ -348,7 +348,7 @@ private:
     ir::SmallVector<flatbuffers::Offset<AccessPattern>, 4> offsets;
     offsets.reserve(ops.size());
     for (const ir::Operand &op : ops) {
-      PatternOffset &pattern = slot(patterns_, op.pattern);
+      PatternOffset &pattern = slot(patterns_, fn_.pattern_id(op));
       if (pattern.IsNull()) {
         ir::SmallVector<Pair, 8> pairs;
         for (const auto &[step, num] : fn_.pattern(op))
@@ -357,8 +357,8 @@ private:
       }
       // Most views have no grid term: the vector is left out rather than stored as zeros.
       ProgramOffset program;
-      if (op.program != 0) {
-        ProgramOffset &memo = slot(programs_, op.program);
+      if (std::uint32_t program_id = fn_.program_id(op); program_id != 0) {
+        ProgramOffset &memo = slot(programs_, program_id);
         if (memo.IsNull()) {
           auto terms = fn_.program_offset(op);
           memo = fbb_.CreateVector(terms.data(), terms.size());

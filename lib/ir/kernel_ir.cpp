@@ -180,6 +180,7 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
   return (h ^ v) * 0x100000001b3ULL;
 }
 std::uint64_t item_hash(std::int64_t v) { return static_cast<std::uint64_t>(v); }
+std::uint64_t item_hash(std::uint32_t v) { return v; }
 std::uint64_t item_hash(char c) { return static_cast<unsigned char>(c); }
 std::uint64_t item_hash(const std::pair<std::int64_t, std::int64_t> &p) {
   return static_cast<std::uint64_t>(p.first) * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(p.second);
@@ -231,6 +232,7 @@ template <class T> void ListInterner<T>::grow() {
 
 template class ListInterner<std::pair<std::int64_t, std::int64_t>>;
 template class ListInterner<std::int64_t>;
+template class ListInterner<std::uint32_t>;
 template class ListInterner<char>;
 
 // ---- functions ------------------------------------------------------------------------------
@@ -263,10 +265,16 @@ Function::Function() {
 Operand Function::store(const AccessPattern &ap) {
   Operand op;
   op.tensor = ap.tensor;
-  op.pattern = patterns_.intern(ap.pattern.data(), ap.pattern.size());
+  std::uint32_t pattern = patterns_.intern(ap.pattern.data(), ap.pattern.size());
   // Most views have no grid term: id 0 without a lookup.
   bool gridless = ap.program_offset == std::array<std::int64_t, kMaxGridAxes>{};
-  op.program = gridless ? 0 : programs_.intern(ap.program_offset.data(), ap.program_offset.size());
+  std::uint32_t program = gridless ? 0 : programs_.intern(ap.program_offset.data(), ap.program_offset.size());
+  // Consecutive operands often share their view (a loop's loads): no second lookup then.
+  if (pattern != recent_view_.pattern || program != recent_view_.program) {
+    std::array<std::uint32_t, 2> pair = {pattern, program};
+    recent_view_ = {pattern, program, views_.intern(pair.data(), pair.size())};
+  }
+  op.view = recent_view_.view;
   op.offset = ap.offset;
   return op;
 }

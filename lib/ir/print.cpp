@@ -96,7 +96,7 @@ void append_ap(std::string &out, const Function &fn, const Operand &op) {
   out += ']';
   if (op.offset != 0)
     append_signed_term(out, op.offset);
-  if (op.program == 0)
+  if (fn.program_id(op) == 0)
     return;
   auto program = fn.program_offset(op);
   for (std::size_t axis = 0; axis < program.size(); ++axis) {

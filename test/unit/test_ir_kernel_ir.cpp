@@ -198,3 +198,47 @@ TEST_CASE("attribute lists are interned by Python value, not by numeric equality
   CHECK(fn.instructions[6].attrs != fn.instructions[7].attrs);
   CHECK(fn.distinct_attr_lists() == 8); // the empty list and 7 distinct ones
 }
+
+TEST_CASE("an operand's view interns its pattern and grid terms together", "[ir]") {
+  // Operands alternate patterns and grid terms, and repeat them, so that the shortcut for a
+  // view equal to the previous one is taken and left in every order.
+  auto view = [](std::int64_t rows, std::int64_t pid_term, std::int64_t offset) {
+    AccessPattern ap;
+    ap.tensor = 3;
+    ap.pattern = PatternPairs{{512, rows}, {1, 512}};
+    ap.offset = offset;
+    ap.program_offset[1] = pid_term;
+    return ap;
+  };
+  const std::vector<AccessPattern> views = {view(128, 0, 0), view(128, 0, 7),  view(128, 64, 0), view(64, 64, 5),
+                                            view(64, 0, 0),  view(128, 64, 9), view(128, 0, 0)};
+  Function fn;
+  for (const AccessPattern &ap : views)
+    fn.append(Instruction{}, std::span<const AccessPattern>(&ap, 1), {});
+  REQUIRE(fn.instructions.size() == views.size());
+  std::vector<Operand> ops;
+  for (std::size_t i = 0; i < views.size(); ++i) {
+    INFO("instruction " << i);
+    const Operand &op = fn.dst(fn.instructions[i])[0];
+    ops.push_back(op);
+    AccessPattern back = fn.access_pattern(op);
+    CHECK(back.tensor == 3);
+    CHECK(back.offset == views[i].offset);
+    CHECK(std::vector<std::pair<std::int64_t, std::int64_t>>(back.pattern.begin(), back.pattern.end()) ==
+          std::vector<std::pair<std::int64_t, std::int64_t>>(views[i].pattern.begin(), views[i].pattern.end()));
+    CHECK(back.program_offset == views[i].program_offset);
+  }
+  // Equal pattern and grid terms: one view, whatever the offset; the ids of the parts follow.
+  CHECK(ops[0].view == ops[1].view);
+  CHECK(ops[0].view == ops[6].view);
+  CHECK(ops[2].view == ops[5].view);
+  CHECK(ops[0].view != ops[2].view);
+  CHECK(ops[3].view != ops[4].view);
+  CHECK(fn.pattern_id(ops[0]) == fn.pattern_id(ops[2]));
+  CHECK(fn.pattern_id(ops[3]) == fn.pattern_id(ops[4]));
+  CHECK(fn.pattern_id(ops[0]) != fn.pattern_id(ops[3]));
+  CHECK(fn.program_id(ops[0]) == 0);
+  CHECK(fn.program_id(ops[4]) == 0);
+  CHECK(fn.program_id(ops[2]) == fn.program_id(ops[3]));
+  CHECK(fn.program_id(ops[2]) != 0);
+}

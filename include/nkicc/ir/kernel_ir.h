@@ -179,15 +179,15 @@ std::string_view opcode_name(Opcode op);
 /// op, axis, mask bounds, accumulate flag, ...).
 using AttrList = std::vector<std::pair<std::string, PyConstant>>;
 
-/// An access pattern as a Function stores it (24 bytes): the `[step, num]` list and the grid
-/// terms are interned in the Function, since a trace repeats the same few thousand of them over
-/// millions of instructions.
+/// An access pattern as a Function stores it (16 bytes): the `[step, num]` list and the grid
+/// terms are interned in the Function as one view id, since a trace repeats the same few
+/// thousand of them over millions of instructions.
 struct Operand {
   TensorId tensor = 0;
-  std::uint32_t pattern = 0; ///< Function::pattern()
-  std::uint32_t program = 0; ///< Function::program_offset(); 0 when every term is 0
+  std::uint32_t view = 0; ///< Function::pattern(), Function::program_offset()
   std::int64_t offset = 0;
 };
+static_assert(sizeof(Operand) == 16);
 
 /// One instruction (24 bytes): its operands live in the Function, `dst` first, then `src`, and
 /// its attributes are an interned list.
@@ -228,7 +228,7 @@ private:
 
 /// One traced kernel specialization. Tensors are plain records; instructions refer to their
 /// operands and attributes through the Function, which stores each distinct access pattern,
-/// grid term and attribute list once (about 24 bytes per instruction plus 24 per operand).
+/// grid term and attribute list once (about 24 bytes per instruction plus 16 per operand).
 class Function {
 public:
   Function();
@@ -269,9 +269,13 @@ public:
   std::span<const Operand> src(const Instruction &inst) const { return operands(inst).subspan(inst.num_dst); }
 
   std::span<const std::pair<std::int64_t, std::int64_t>> pattern(const Operand &op) const {
-    return patterns_.get(op.pattern);
+    return patterns_.get(pattern_id(op));
   }
-  std::span<const std::int64_t> program_offset(const Operand &op) const { return programs_.get(op.program); }
+  std::span<const std::int64_t> program_offset(const Operand &op) const { return programs_.get(program_id(op)); }
+  /// The interned ids of an operand's `[step, num]` list and of its grid terms: equal lists
+  /// have equal ids (writers memoize by them). The grid terms' id is 0 when every term is 0.
+  std::uint32_t pattern_id(const Operand &op) const { return views_.get(op.view)[0]; }
+  std::uint32_t program_id(const Operand &op) const { return views_.get(op.view)[1]; }
   const AttrList &attrs(const Instruction &inst) const { return attr_lists_[inst.attrs]; }
   /// An operand in its full form.
   AccessPattern access_pattern(const Operand &op) const;
@@ -291,6 +295,11 @@ private:
   SegmentedVector<Operand> operands_;
   ListInterner<std::pair<std::int64_t, std::int64_t>> patterns_;
   ListInterner<std::int64_t> programs_;
+  ListInterner<std::uint32_t> views_; ///< [pattern id, program id] pairs, an Operand's view
+  struct RecentView {
+    std::uint32_t pattern = 0, program = 0, view = 0;
+  };
+  RecentView recent_view_{~0u, ~0u, 0}; ///< the pair store() interned last
   ListInterner<char> attr_keys_; ///< an attribute list's text, which identifies it
   std::vector<AttrList> attr_lists_;
   std::array<std::uint32_t, 4> recent_attrs_{}; ///< the lists set_attrs() interned last (0 is the empty list)
