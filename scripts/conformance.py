@@ -68,7 +68,7 @@ REPOSITORIES = ("aws-neuron/nki-samples", "aws-neuron/aws-neuron-sdk")
 CALL_FIELDS = {
     "id": str, "repository": str, "commit": str, "path": str, "kernel": str, "args": list, "kwargs": dict,
     "grid": list, "nc": int, "target": str, "opts": dict, "mac_formula": str, "mac_vars": dict,
-    "matmul_mac_count": int, "reference": str, "note": str, "mode": str, "internal": dict,
+    "matmul_mac_count": int, "reference": str, "note": str, "mode": str, "internal": dict, "random_range": dict,
 }
 MODES = ("simulation",)
 REQUIRED_FIELDS = ("id", "repository", "commit", "path", "kernel", "args", "matmul_mac_count", "mac_formula")
@@ -162,6 +162,17 @@ def check_table(table, path):
             if "mode" in call or "grid" in call or "reference" in call or not all(
                     isinstance(a, dict) and "shape" in a for a in call["args"]):
                 raise TableError(f"{where}: an internal call takes tensor args only, and no mode, grid or reference")
+        ranges = call.get("random_range")
+        if ranges is not None:
+            number = (int, float)
+            if not ranges or not all(
+                    re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) and isinstance(v, list) and len(v) == 2 and all(
+                        isinstance(b, number) and not isinstance(b, bool) for b in v) and v[0] < v[1]
+                    for k, v in ranges.items()):
+                raise TableError(f"{where}: random_range is {{\"PARAMETER\": [LOW, HIGH], ...}} with LOW < HIGH")
+            if "reference" not in call and call.get("mode") != "simulation":
+                raise TableError(f"{where}: random_range applies to a simulated call: it needs a reference or "
+                                 f"mode simulation")
         if call["matmul_mac_count"] < 0:
             raise TableError(f"{where}: matmul_mac_count must not be negative")
         grid = call.get("grid")
@@ -344,7 +355,8 @@ def run_call(index, call, checkouts, nkicc, timeout, top_dirs, np=None):
             return dict(result, status="fail", cls="runner", error=msg, cause=msg, detail="")
         out_dir = os.path.join(cwd, desc_name + ".sim")
         shutil.rmtree(out_dir, ignore_errors=True)
-        cmd = [nkicc, "simulate", "-v", "--color=never", desc_name, f"--random-inputs={SIM_SEED}", "-o", out_dir]
+        cmd = [nkicc, "simulate", "-v", "--color=never", desc_name, f"--random-inputs={SIM_SEED}",
+               *random_range_options(call), "-o", out_dir]
     else:
         cmd = [nkicc, "trace", "--emit=ir", "--color=never", *registry, desc_name]
     start = time.monotonic()
@@ -427,6 +439,12 @@ def sim_constant(value):
     return value
 
 
+def random_range_options(call):
+    """nkicc simulate's --random-range for each of the table's ranges (index inputs that must lie
+    within the tensor they index)."""
+    return [f"--random-range={name}={low}:{high}" for name, (low, high) in call.get("random_range", {}).items()]
+
+
 def simulate_call(np, call, cwd, desc_name, nkicc, timeout):
     """Simulates one traced call and compares its outputs with the table's reference."""
     out_dir = os.path.join(cwd, desc_name + ".sim")
@@ -435,7 +453,7 @@ def simulate_call(np, call, cwd, desc_name, nkicc, timeout):
         text = subprocess.run([nkicc, "trace", "--emit=bir-text", "--color=never", desc_name], cwd=cwd,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
         proc = subprocess.run([nkicc, "simulate", "--color=never", desc_name, f"--random-inputs={SIM_SEED}",
-                               "-o", out_dir], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               *random_range_options(call), "-o", out_dir], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"status": "fail", "cls": "simulate", "error": f"timeout: no result after {timeout:g} s"}

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <filesystem>
@@ -61,6 +62,7 @@ public:
       : request_(request), description_(description), diags_(diags), deps_(deps), log_(log) {}
 
   void run_call(std::size_t index, const bir::ModuleCall &call, const bir::KernelData &kernel) {
+    parameters_.emplace_back(index, kernel.input_names);
     std::vector<sim::HostArray> inputs;
     bool ok = true;
     for (std::size_t p = 0; p < kernel.input_names.size(); ++p) {
@@ -132,7 +134,17 @@ private:
                                       const bir::KernelTensor &t) {
     std::string expected = fmt::format("{}{}", dtype_name(t.dtype), shape_text(t.shape));
     if (request_.seed) {
-      sim::HostArray array = sim::random_array(t.shape, t.dtype, *request_.seed, call, param);
+      const sim::RandomRange *range = range_for(call, name);
+      if (range) {
+        if (auto why = sim::random_range_mismatch(*range, t.dtype)) {
+          file_error(diags_, description_,
+                     fmt::format("--random-range '{}' does not fit call {} parameter '{}' ({}): {}", range->text, call,
+                                 name, expected, *why),
+                     "simulate-input");
+          return std::nullopt;
+        }
+      }
+      sim::HostArray array = sim::random_array(t.shape, t.dtype, *request_.seed, call, param, range);
       // Written beside the outputs, so that a reference computation can read the same data.
       write(array_path(request_.output_dir, call, name), sim::npy_from_array(array));
       return array;
@@ -162,7 +174,53 @@ private:
     return array;
   }
 
+  /// The range for call `call`'s parameter `name`: the one naming the call, else one for every call.
+  const sim::RandomRange *range_for(std::size_t call, const std::string &name) {
+    const sim::RandomRange *found = nullptr;
+    for (std::size_t r = 0; r < request_.random_ranges.size(); ++r) {
+      const sim::RandomRange &range = request_.random_ranges[r];
+      if (range.param != name || (range.call && *range.call != call))
+        continue;
+      used_ranges_[r] = true;
+      if (!found || (range.call && !found->call))
+        found = &range;
+    }
+    return found;
+  }
+
+public:
+  /// Reports each --random-range that named no tensor parameter of the simulated calls (a typo).
+  void check_ranges_used() {
+    for (std::size_t r = 0; r < request_.random_ranges.size(); ++r) {
+      if (used_ranges_[r])
+        continue;
+      const sim::RandomRange &range = request_.random_ranges[r];
+      std::vector<std::string> parameters;
+      for (const auto &[call, names] : parameters_)
+        if (!range.call || *range.call == call)
+          for (const std::string &name : names)
+            if (std::find(parameters.begin(), parameters.end(), name) == parameters.end())
+              parameters.push_back(name);
+      std::string which = range.call ? fmt::format("call {}", *range.call) : std::string("the simulated calls");
+      if (range.call && std::none_of(parameters_.begin(), parameters_.end(),
+                                     [&](const auto &entry) { return entry.first == *range.call; })) {
+        file_error(diags_, description_,
+                   fmt::format("--random-range '{}' names call {}, which is not simulated", range.text, *range.call),
+                   "simulate-input");
+        continue;
+      }
+      file_error(diags_, description_,
+                 fmt::format("--random-range '{}' names no tensor parameter of {} (they are: {})", range.text, which,
+                             parameters.empty() ? std::string("none") : fmt::format("{}", fmt::join(parameters, ", "))),
+                 "simulate-input");
+    }
+  }
+
+private:
   const SimulateRequest &request_;
+  std::vector<bool> used_ranges_ = std::vector<bool>(request_.random_ranges.size());
+  /// Each simulated call's tensor parameters, for check_ranges_used().
+  std::vector<std::pair<std::size_t, std::vector<std::string>>> parameters_;
   const std::string &description_;
   DiagnosticEngine &diags_;
   std::vector<std::string> &deps_;
@@ -213,6 +271,7 @@ std::optional<DriverOutput> run_simulate(const DriverOptions &options, const Sim
     }
     simulation.run_call(i, call, *kernel);
   }
+  simulation.check_ranges_used();
   if (options.stage_timer)
     options.stage_timer("simulate",
                         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());

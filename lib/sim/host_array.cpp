@@ -141,7 +141,7 @@ std::string npy_from_array(const HostArray &array) {
 }
 
 HostArray random_array(std::span<const std::int64_t> shape, DType dtype, std::uint64_t seed, std::size_t call,
-                       std::size_t param) {
+                       std::size_t param, const RandomRange *range) {
   HostArray out;
   out.shape.assign(shape.begin(), shape.end());
   out.dtype = dtype;
@@ -156,6 +156,12 @@ HostArray random_array(std::span<const std::int64_t> shape, DType dtype, std::ui
   for (double &v : out.values) {
     std::uint64_t bits = rng.next();
     double u = static_cast<double>(bits >> 11) * 0x1.0p-53; // [0, 1)
+    if (range) {
+      // The span of an integer range is at most 2^33, well within u's 53 bits: floor(u * span) < span.
+      double x = range->low + u * (range->high - range->low);
+      v = dtype_is_integer(dtype, false) ? range->low + std::floor(u * (range->high - range->low)) : round_to(dtype, x);
+      continue;
+    }
     switch (dtype) {
     case DType::Bool:
       v = static_cast<double>(bits >> 63);

@@ -22,6 +22,11 @@ public:
                                  "Make deterministic inputs from SEED instead, and write them to the output folder")
                     ->type_name("SEED");
     inputs_opt_->excludes(seed_opt_);
+    app_->add_option("--random-range", ranges_,
+                     "Draw made-up inputs of parameter NAME (of every call, or of call N only) from "
+                     "[LOW, HIGH), such as indices that must lie within a tensor; repeatable")
+        ->type_name("[callN.]NAME=LOW:HIGH")
+        ->needs(seed_opt_);
     app_->add_flag("--check-nan", request_.check_nan, "Warn when an instruction makes a NaN from finite inputs");
     app_->add_option("-o,--output", request_.output_dir, "Folder for the outputs, OUTDIR/callN.NAME.npy")
         ->required()
@@ -35,6 +40,7 @@ public:
     footer.examples = {
         "nkicc simulate kernel.json --random-inputs=1 -o out",
         "nkicc simulate kernel.json --inputs in --call 0 --check-nan -o out",
+        "nkicc simulate gather.json --random-inputs=1 --random-range=idx=0:128 -o out",
     };
     footer.reads_target_environment = true;
     app_->footer(help_footer(footer));
@@ -52,6 +58,17 @@ public:
       request_.call = call_;
     if (seed_opt_->count())
       request_.seed = seed_;
+    request_.random_ranges.clear();
+    for (const std::string &text : ranges_) {
+      std::string why;
+      auto range = sim::parse_random_range(text, why);
+      if (!range)
+        return UsageError{fmt::format("--random-range '{}': {}", text, why)};
+      for (const sim::RandomRange &earlier : request_.random_ranges)
+        if (earlier.param == range->param && earlier.call == range->call)
+          return UsageError{fmt::format("--random-range '{}' gives parameter '{}' a second range", text, range->param)};
+      request_.random_ranges.push_back(std::move(*range));
+    }
     return apply_cache_options(cache_, options_, true);
   }
 
@@ -66,6 +83,7 @@ private:
   SimulateRequest request_;
   std::size_t call_ = 0;
   std::uint64_t seed_ = 0;
+  std::vector<std::string> ranges_;
   CLI::Option *call_opt_ = nullptr, *inputs_opt_ = nullptr, *seed_opt_ = nullptr;
   DriverOptions options_;
   CacheCliOptions cache_;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "nkicc/cache/persistent_cache.h"
+#include "nkicc/sim/random_range.h"
 #include "nkicc/support/diagnostics.h"
 #include "nkicc/support/owned_bytes.h"
 #include "nkicc/support/text_options.h"
@@ -111,6 +112,7 @@ struct SimulateRequest {
   std::optional<std::size_t> call;   ///< --call N: only that call
   std::string inputs_dir;            ///< --inputs DIR: `DIR/callN.P.npy` per tensor parameter P
   std::optional<std::uint64_t> seed; ///< --random-inputs=SEED instead, written to the output folder
+  std::vector<sim::RandomRange> random_ranges; ///< --random-range, with --random-inputs only
   std::string output_dir;            ///< -o OUTDIR: `OUTDIR/callN.NAME.npy` per output
   bool check_nan = false;            ///< --check-nan
 };

@@ -10,6 +10,7 @@
 
 #include "nkicc/bir/bir.h"
 #include "nkicc/sim/npy.h"
+#include "nkicc/sim/random_range.h"
 #include "nkicc/support/diagnostics.h"
 
 #include <cstdint>
@@ -40,9 +41,11 @@ std::string npy_from_array(const HostArray &array);
 /// Deterministic inputs for `--random-inputs=SEED`: a splitmix64 stream keyed by the seed, the
 /// call and the parameter's position, so every input is reproducible on its own. Floats are
 /// uniform in [-1, 1) rounded to the dtype; signed integers in [-8, 8), unsigned in [0, 16), bools
-/// 0 or 1.
+/// 0 or 1. With a `range` (which random_range_mismatch() accepts for `dtype`), integers are
+/// uniform in [low, high) and floats uniform in [low, high) rounded to the dtype (the rounding may
+/// reach `high`); the stream is the same, so a range changes no other input.
 HostArray random_array(std::span<const std::int64_t> shape, DType dtype, std::uint64_t seed, std::size_t call,
-                       std::size_t param);
+                       std::size_t param, const RandomRange *range = nullptr);
 
 struct SimulateOptions {
   bool check_nan = false; ///< report a NaN an instruction makes from finite inputs
