@@ -4,6 +4,8 @@
 #include "cache_cli.h"
 #include "commands.h"
 
+#include <fmt/format.h>
+
 namespace nkicc::tool {
 
 namespace {
