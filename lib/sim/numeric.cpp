@@ -171,6 +171,11 @@ double round_e8m0(double v) {
 
 } // namespace
 
+std::pair<double, double> integer_limits(DType dtype) {
+  IntRange r = range_of(dtype);
+  return {r.lo, r.hi};
+}
+
 bool is_integer(DType d) { return format_of(d) == nullptr && d != DType::Float8E8M0FNU; }
 
 double mx_lane(DType x4, std::uint32_t bits, int lane) {

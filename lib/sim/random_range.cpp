@@ -1,5 +1,6 @@
 // `--random-range [callN.]NAME=LOW:HIGH`: the option's value, and which parameters it can apply to.
 #include "nkicc/sim/random_range.h"
+#include "nkicc/sim/numeric.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +8,6 @@
 #include <charconv>
 #include <cmath>
 #include <algorithm>
-#include <utility>
 
 namespace nkicc::sim {
 namespace {
@@ -28,24 +28,6 @@ std::optional<double> parse_bound(std::string_view text) {
   if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(value))
     return std::nullopt;
   return value;
-}
-
-/// The values an integer dtype holds, [min, max].
-std::pair<double, double> integer_limits(DType dtype) {
-  switch (dtype) {
-  case DType::Int8:
-    return {-128.0, 127.0};
-  case DType::Int16:
-    return {-32768.0, 32767.0};
-  case DType::Int32:
-    return {-2147483648.0, 2147483647.0};
-  case DType::UInt8:
-    return {0.0, 255.0};
-  case DType::UInt16:
-    return {0.0, 65535.0};
-  default:
-    return {0.0, 4294967295.0};
-  }
 }
 
 } // namespace

@@ -7,6 +7,7 @@
 #include "nkicc/support/dtype.h"
 
 #include <cstdint>
+#include <utility>
 
 namespace nkicc::sim {
 
@@ -25,6 +26,9 @@ namespace nkicc::sim {
 /// - float8_e8m0fnu: the nearest power of two in [2^-127, 2^127] (ties to the even exponent);
 ///   zero is 2^-127, a negative value or NaN is NaN.
 double round_to(DType dtype, double v);
+
+/// The values an integer dtype holds, [min, max] (the range round_to() saturates to).
+std::pair<double, double> integer_limits(DType dtype);
 
 /// Lane `lane` (0..3) of an MX x4 element's bits: a float8_e5m2 / float8_e4m3fn byte (lane 0
 /// the low byte) or a float4_e2m1fn nibble (lane 0 the low nibble; bias 1, no inf or NaN, 6 the
