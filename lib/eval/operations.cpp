@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 
 namespace nkicc::eval {
 
@@ -194,7 +195,12 @@ void Machine::for_prep(Frame &f, const Insn &in) {
   if (Object *obj = iterable.object())
     if (trace::LoopKind k = obj->loop_kind(); k != trace::LoopKind::None)
       kind = k;
-  if (auto *range = exactly<trace::RangeObject>(iterable)) {
+  auto *range = exactly<trace::RangeObject>(iterable);
+  // A range longer than int64 counts (range(-5, 2**63 - 1)) iterates lazily, as CPython's
+  // longrange_iterator: only its length would overflow.
+  if (range && range->count() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+    range = nullptr;
+  if (range) {
     it[0] = Value::integer(kForRange);
     it[1] = Value::integer(range->start);
     it[2] = Value::integer(range->step);

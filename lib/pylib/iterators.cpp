@@ -190,6 +190,21 @@ Value builtin_reversed(Interpreter &interp, CallArgs &args) {
       return true;
     });
   }
+  if (auto *range = v.as<RangeObject>()) {
+    // Lazily from the last item, in uint64 so that no length need fit in int64 (CPython's
+    // reversed(range(0, 2**63 - 1)) answers at once).
+    std::uint64_t left = range->count();
+    auto step = static_cast<std::uint64_t>(range->step);
+    std::uint64_t next = left ? static_cast<std::uint64_t>(range->start) + (left - 1) * step : 0;
+    return make_iterator("range_iterator", [left, step, next](Value &out) mutable {
+      if (left == 0)
+        return false;
+      out = Value::integer(static_cast<std::int64_t>(next));
+      if (--left > 0)
+        next -= step;
+      return true;
+    });
+  }
   bool reversible = v.kind == K::Tuple || v.kind == K::Str || v.kind == K::Dict ||
                     (v.kind == K::Object && v.object()->length(interp).has_value());
   if (v.kind == K::Object && v.as<IteratorObject>())
