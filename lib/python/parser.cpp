@@ -2,6 +2,7 @@
 
 #include "nkicc/python/lexer.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
@@ -2629,7 +2630,10 @@ std::optional<Module> parse_module(const SourceManager &sources, FileId file, Di
     return report(err->offset, err->message);
   Module module;
   module.file = file;
-  module.arena = std::make_unique<AstArena>();
+  // The first arena block from the token count (nodes take some tens of bytes a token), so that
+  // a one-line source reserves 1 KiB rather than 64 KiB; large files start at 64 KiB as before.
+  std::size_t first_block = std::clamp<std::size_t>(stream.tokens.size() * 64, 1024, 64 * 1024);
+  module.arena = std::make_unique<AstArena>(first_block);
   Parser parser(sources, file, *module.arena);
   try {
     module.body = parser.parse_file(stream);
