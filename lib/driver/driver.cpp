@@ -424,6 +424,7 @@ private:
     trace::TraceOptions t;
     t.max_instructions = options.max_instructions;
     t.max_steps = options.max_steps;
+    t.max_trace_time = options.max_trace_time;
     t.use_cache = options.use_cache;
     t.print_handler = options.print_handler;
     t.shared_hbm_guard = options.shared_hbm_guard;

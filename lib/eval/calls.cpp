@@ -46,11 +46,7 @@ private:
 // ---- calls --------------------------------------------------------------------------------------
 
 Value Machine::call(const Value &callee, CallArgs &args, SourceLoc loc) {
-  if (++in_.steps_ > in_.limits_.max_steps)
-    raise_error("step-budget",
-                "the trace ran more than " + std::to_string(in_.limits_.max_steps) +
-                    " steps (an endless loop?); raise --max-instructions or fix the loop",
-                loc);
+  count_step(loc);
   LocScope at(in_, loc);
   Object *obj = callee.object();
   if (!obj)
@@ -106,11 +102,7 @@ bool Machine::call_simple(FunctionObject &fn, Value *args, std::size_t n, const 
   } else if (given < first_default) {
     return false;
   }
-  if (++in_.steps_ > in_.limits_.max_steps)
-    raise_error("step-budget",
-                "the trace ran more than " + std::to_string(in_.limits_.max_steps) +
-                    " steps (an endless loop?); raise --max-instructions or fix the loop",
-                loc);
+  count_step(loc);
   LocScope at(in_, loc);
   if (in_.function_frames_ >= in_.limits_.max_call_depth)
     raise_python("RecursionError", "maximum recursion depth exceeded");
@@ -393,11 +385,7 @@ Value Machine::call_method(Frame &f, const Insn &in) {
       for (std::size_t k = 0; k < site.keywords.size(); ++k)
         a.keywords.emplace_back(site.keywords[k], std::move(args[npos + k]));
     }
-    if (++in_.steps_ > in_.limits_.max_steps)
-      raise_error("step-budget",
-                  "the trace ran more than " + std::to_string(in_.limits_.max_steps) +
-                      " steps (an endless loop?); raise --max-instructions or fix the loop",
-                  site.loc);
+    count_step(site.loc);
     std::optional<Value> out;
     {
       LocScope at(in_, site.loc);
@@ -434,11 +422,7 @@ Value Machine::call_ex(Frame &f, const Insn &in, bool method) {
     a.keywords.emplace_back(pair[0].str_text(), std::move(pair[1]));
   }
   if (method && is_unbound(R[in.b])) {
-    if (++in_.steps_ > in_.limits_.max_steps)
-      raise_error("step-budget",
-                  "the trace ran more than " + std::to_string(in_.limits_.max_steps) +
-                      " steps (an endless loop?); raise --max-instructions or fix the loop",
-                  site.loc);
+    count_step(site.loc);
     Value &self = R[in.b + 1];
     std::optional<Value> out;
     {

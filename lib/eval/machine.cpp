@@ -77,16 +77,14 @@ const Code &Machine::code_of(FunctionObject &fn) {
   return *t.code;
 }
 
-void Machine::step(const Code &code, std::uint32_t pc) {
-  if (++in_.steps_ > in_.limits_.max_steps)
-    step_budget(code, pc);
+void Machine::passed_step_gate(SourceLoc loc) {
+  if (Interpreter::Budget spent = in_.check_budgets(); spent != Interpreter::Budget::None)
+    in_.budget_error(spent, loc);
 }
 
-void Machine::step_budget(const Code &code, std::uint32_t pc) {
-  raise_error("step-budget",
-              "the trace ran more than " + std::to_string(in_.limits_.max_steps) +
-                  " steps (an endless loop?); raise --max-instructions or fix the loop",
-              code.step_loc(pc));
+void Machine::passed_step_gate(const Code &code, std::uint32_t pc) {
+  if (Interpreter::Budget spent = in_.check_budgets(); spent != Interpreter::Budget::None)
+    in_.budget_error(spent, code.step_loc(pc));
 }
 
 // ---- the dispatch loop --------------------------------------------------------------------------
@@ -261,7 +259,7 @@ Value Machine::execute(Frame &f) {
   Value *const R = f.regs;
   const Insn *ip = base;
   std::uint64_t &steps = in_.steps_;
-  const std::uint64_t max_steps = in_.limits_.max_steps;
+  const std::uint64_t &step_gate = in_.step_gate_;
 #define RK_B(in) (((in).flags & kConstB) ? K_[(in).b] : R[(in).b])
 #define RK_C(in) (((in).flags & kConstC) ? K_[(in).c] : R[(in).c])
 #define PC(in) static_cast<std::uint32_t>(&(in)-base)
@@ -271,8 +269,8 @@ Value Machine::execute(Frame &f) {
       for (;;) {
         const Insn &in = *ip++;
         if (in.flags & kStep) {
-          if (++steps > max_steps) [[unlikely]]
-            step_budget(code, PC(in));
+          if (++steps > step_gate) [[unlikely]]
+            passed_step_gate(code, PC(in));
         }
         switch (in.op) {
         case Op::Nop:

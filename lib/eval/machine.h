@@ -133,8 +133,14 @@ private:
   Value execute(Frame &f);
   const Code &code_of(FunctionObject &fn);
 
-  void step(const Code &code, std::uint32_t pc);
-  [[noreturn]] void step_budget(const Code &code, std::uint32_t pc);
+  /// Counts a step (a call): past the gate, the step or time budget may be spent (an error at loc).
+  void count_step(SourceLoc loc) {
+    if (++in_.steps_ > in_.step_gate_) [[unlikely]]
+      passed_step_gate(loc);
+  }
+  void passed_step_gate(SourceLoc loc);
+  /// The same for the statement that instruction pc of code begins.
+  void passed_step_gate(const Code &code, std::uint32_t pc);
 
   /// A call of `fn` with the `n` arguments in `args` (moved from; the last ones are passed by the
   /// names in `keywords`, when given) bound straight into its registers when its parameters are

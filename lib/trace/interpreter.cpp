@@ -8,6 +8,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace nkicc::trace {
 
 using python::Symbol;
@@ -178,6 +180,7 @@ Interpreter::Interpreter(const SourceManager &sources, InterpreterLimits limits,
   detail::install_builtins(*this, *builtins_);
   eval::install_class_builtins(*this, *builtins_);
   math_ = detail::make_math_module(*this);
+  restart_clock();
 }
 
 Interpreter::~Interpreter() {
@@ -201,9 +204,61 @@ std::shared_ptr<ModuleObject> Interpreter::run_module(const python::Module &modu
 // lib: runs into a module registered beforehand (imports between kernel files).
 void Interpreter::run_module(const python::Module &module, const std::shared_ptr<ModuleObject> &m) {
   cycle_scopes_.push_back(m->globals_ptr());
+  if (!tracing_kernel_) // (a file a kernel imports while it is traced spends the trace's time)
+    restart_clock();
   machine_->run_module(module, m);
 }
 
 Value Interpreter::call(const Value &callee, CallArgs &args) { return machine_->call(callee, args, args.loc); }
+
+// ---- the step and time budgets ------------------------------------------------------------------
+
+namespace {
+/// Steps between two looks at the clock: reading it costs about as much as a few steps, so this
+/// keeps the cost out of sight while a statement-sized step still ends a runaway trace within
+/// moments of its deadline.
+constexpr std::uint64_t kClockSteps = 4096;
+} // namespace
+
+void Interpreter::restart_clock() {
+  if (limits_.max_trace_time.count() > 0) {
+    clock_start_ = std::chrono::steady_clock::now();
+    step_gate_ = std::min(limits_.max_steps, steps_ + kClockSteps);
+  } else {
+    step_gate_ = limits_.max_steps;
+  }
+}
+
+Interpreter::Budget Interpreter::check_budgets() {
+  if (steps_ > limits_.max_steps)
+    return Budget::Steps;
+  if (limits_.max_trace_time.count() > 0) {
+    if (std::chrono::steady_clock::now() - clock_start_ > limits_.max_trace_time)
+      return Budget::Time;
+    step_gate_ = std::min(limits_.max_steps, steps_ + kClockSteps);
+  } else {
+    step_gate_ = limits_.max_steps;
+  }
+  return Budget::None;
+}
+
+void Interpreter::budget_error(Budget spent, SourceLoc loc) const {
+  if (spent == Budget::Time) {
+    auto ms = limits_.max_trace_time.count();
+    std::string limit = std::to_string(ms / 1000);
+    if (ms % 1000) { // as given: `2.5`, `0.25`
+      std::string frac = fmt::format("{:03}", ms % 1000);
+      limit += "." + frac.substr(0, frac.find_last_not_of('0') + 1);
+    }
+    raise_error("time-budget",
+                "the trace ran longer than " + limit +
+                    " seconds (an endless loop?); raise --max-trace-time or fix the kernel",
+                loc);
+  }
+  raise_error("step-budget",
+              "the trace ran more than " + std::to_string(limits_.max_steps) +
+                  " steps (an endless loop?); raise --max-instructions or fix the loop",
+              loc);
+}
 
 } // namespace nkicc::trace

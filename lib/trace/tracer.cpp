@@ -173,6 +173,7 @@ struct Tracer::Impl {
     // loop ends within seconds.
     limits.max_steps =
         options.max_steps != 0 ? options.max_steps : std::max<std::uint64_t>(10'000'000, 10 * options.max_instructions);
+    limits.max_trace_time = options.max_trace_time;
     interp = std::make_unique<Interpreter>(
         sources, limits, [this](Interpreter &, std::string_view name) { return runtime.resolve(name); });
     if (options.print_handler)

@@ -38,6 +38,7 @@ public:
     add_target_options(app_, shared.target);
     add_diagnostic_options(app_, shared.diagnostics);
     add_resource_options(app_, shared.resources);
+    add_trace_limit_options(app_, limits_);
     HelpFooter footer;
     footer.examples = {
         "nkicc simulate kernel.json --random-inputs=1 -o out",
@@ -54,6 +55,7 @@ public:
     options_ = session.driver_options();
     if (auto error = resolve_description_input(input_, options_, "simulate"))
       return error;
+    apply_trace_limits(limits_, options_);
     if (!inputs_opt_->count() && !seed_opt_->count())
       return UsageError{"simulate needs --inputs DIR or --random-inputs=SEED"};
     if (call_opt_->count())
@@ -89,6 +91,7 @@ private:
   CLI::Option *call_opt_ = nullptr, *inputs_opt_ = nullptr, *seed_opt_ = nullptr;
   DriverOptions options_;
   CacheCliOptions cache_;
+  TraceLimitOptions limits_;
 };
 
 } // namespace

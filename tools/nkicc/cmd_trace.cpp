@@ -52,11 +52,6 @@ public:
                    "Trace every call, reusing no specialization (the output is byte-identical; only the "
                    "statistics differ)")
         ->group("Pipeline");
-    app_->add_option("--max-instructions", max_instructions_,
-                     "Stop a trace that would emit more IR instructions than N (default: 10000000)")
-        ->check(positive_count())
-        ->type_name("N")
-        ->group("Pipeline");
     add_trace_cache_options(*app_, cache_);
     add_source_locations_option(app_, text_);
     add_call_filter_options(app_, text_, false); // --kernel is the input group's
@@ -64,6 +59,7 @@ public:
     add_output_options(app_, shared.output);
     add_diagnostic_options(app_, shared.diagnostics);
     add_resource_options(app_, shared.resources);
+    add_trace_limit_options(app_, limits_);
     HelpFooter footer;
     footer.examples = {
         "nkicc trace kernel.json -o kernel.bir",
@@ -88,8 +84,7 @@ public:
     options_.hlo_flavor_torch_xla = hlo_flavor_ == "torch-xla";
     options_.stats_json = stats_format_ == "json";
     options_.use_cache = !no_cache_;
-    if (!max_instructions_.empty())
-      options_.max_instructions = std::stoull(max_instructions_);
+    apply_trace_limits(limits_, options_);
     TextOptions text = text_options(text_);
     text.calls.kernel = options_.text.calls.kernel; // a description's --kernel filter
     options_.text = text;
@@ -114,6 +109,7 @@ public:
     if (!traced) {
       session.warn_unused("--no-cache", "the stages that trace (every --emit but manifest and ast)");
       session.warn_unused("--max-instructions", "the stages that trace (every --emit but manifest and ast)");
+      session.warn_unused("--max-trace-time", "the stages that trace (every --emit but manifest and ast)");
     }
     return std::nullopt;
   }
@@ -129,7 +125,7 @@ private:
   std::string hlo_flavor_ = "jax";
   std::string stats_format_ = "text";
   bool no_cache_ = false;
-  std::string max_instructions_;
+  TraceLimitOptions limits_;
   TextFlags text_;
   CacheCliOptions cache_;
   DriverOptions options_;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -95,6 +96,61 @@ void add_resource_options(CLI::App *app, ResourceOptions &options) {
           ""))
       ->type_name("SIZE")
       ->group("Resources");
+}
+
+std::optional<std::chrono::milliseconds> parse_seconds(std::string_view text) {
+  // Digits, then optionally a point and up to three more digits: no sign, exponent or spaces.
+  std::size_t point = text.find('.');
+  std::string_view whole = text.substr(0, point);
+  std::string_view frac = point == std::string_view::npos ? std::string_view() : text.substr(point + 1);
+  auto digits = [](std::string_view s) {
+    return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (whole.empty() || whole.size() > 8 || !digits(whole) || (point != std::string_view::npos && frac.empty()) ||
+      frac.size() > 3 || !digits(frac))
+    return std::nullopt;
+  std::int64_t ms = 0;
+  for (char c : whole)
+    ms = ms * 10 + (c - '0');
+  ms *= 1000;
+  std::int64_t scale = 100;
+  for (char c : frac) {
+    ms += (c - '0') * scale;
+    scale /= 10;
+  }
+  if (ms > std::int64_t{10'000'000} * 1000)
+    return std::nullopt;
+  return std::chrono::milliseconds(ms);
+}
+
+void add_trace_limit_options(CLI::App *app, TraceLimitOptions &options) {
+  app->add_option("--max-instructions", options.max_instructions,
+                  "Stop a trace that would emit more IR instructions than N (default: 10000000)")
+      ->check(positive_count())
+      ->type_name("N")
+      ->group("Resources");
+  app->add_option("--max-trace-time", options.max_trace_time,
+                  fmt::format("Stop a kernel trace that runs longer than SECONDS of wall time (default: {}; 0: no "
+                              "limit)",
+                              kDefaultMaxTraceTime.count() / 1000))
+      ->check(CLI::Validator(
+          [](std::string &value) -> std::string {
+            if (parse_seconds(value))
+              return {};
+            return fmt::format("expected seconds (a number such as 300 or 2.5, at most 10000000, 0 for no limit), "
+                               "found {}",
+                               quote_for_message(value, 128));
+          },
+          ""))
+      ->type_name("SECONDS")
+      ->group("Resources");
+}
+
+void apply_trace_limits(const TraceLimitOptions &options, DriverOptions &driver) {
+  if (!options.max_instructions.empty())
+    driver.max_instructions = read_count(options.max_instructions).value();
+  if (!options.max_trace_time.empty())
+    driver.max_trace_time = parse_seconds(options.max_trace_time).value();
 }
 
 std::uint64_t memory_limit(const ResourceOptions &options) {

@@ -7,10 +7,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nkicc::tool {
@@ -50,6 +52,18 @@ struct ResourceOptions {
 void add_resource_options(CLI::App *app, ResourceOptions &options);
 /// The bytes `--max-memory` allows (its value was checked by the option's validator).
 std::uint64_t memory_limit(const ResourceOptions &options);
+
+/// The limits of a trace (`trace` and `simulate`): `--max-instructions`, `--max-trace-time`.
+struct TraceLimitOptions {
+  std::string max_instructions; ///< empty: DriverOptions' default
+  std::string max_trace_time;   ///< seconds; empty: kDefaultMaxTraceTime
+};
+void add_trace_limit_options(CLI::App *app, TraceLimitOptions &options);
+/// Puts the limits given (checked by the options' validators) into `driver`.
+void apply_trace_limits(const TraceLimitOptions &options, DriverOptions &driver);
+/// `--max-trace-time`'s syntax: seconds as a decimal number (`300`, `2.5`), at most 10^7, to the
+/// millisecond; `0` is no limit. Nullopt when the text is not one.
+std::optional<std::chrono::milliseconds> parse_seconds(std::string_view text);
 
 /// `--target` and `-I` (the description's subcommands, and before the subcommand).
 struct TargetOptions {

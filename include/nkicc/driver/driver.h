@@ -9,6 +9,7 @@
 #include "nkicc/support/text_options.h"
 #include "nkicc/target/target.h"
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -37,6 +38,10 @@ enum class EmitKind {
 /// The name diagnostics give a description built in memory (DriverOptions::description_text).
 inline constexpr std::string_view kCommandLineDescription = "<command line>";
 
+/// `--max-trace-time`'s default: far beyond any real kernel's trace (the largest traces take
+/// seconds), short enough that a trace stuck in slow statements ends on its own.
+inline constexpr std::chrono::milliseconds kDefaultMaxTraceTime{300'000};
+
 struct DriverOptions {
   std::string input = "-"; ///< a description file, or "-" for standard input
   /// A description built in memory from the command line (the kernel-file quick path, SPEC §1):
@@ -46,6 +51,8 @@ struct DriverOptions {
   TargetInputs target;
   std::uint64_t max_instructions = 10'000'000;
   std::uint64_t max_steps = 0; ///< per trace; 0: derived from max_instructions (TraceOptions)
+  /// `--max-trace-time`: wall time per kernel trace; zero: no limit.
+  std::chrono::milliseconds max_trace_time{kDefaultMaxTraceTime};
   bool use_cache = true;
   bool stats_json = false;              ///< --stats-format=json (stats and summary)
   TextOptions text;                     ///< source locations and the calls text outputs show

@@ -7,6 +7,7 @@
 #include "nkicc/python/symbol.h"
 #include "nkicc/trace/value.h"
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -271,6 +272,10 @@ struct InterpreterLimits {
   std::uint64_t max_steps = 200'000'000;          ///< statements + calls: a runaway loop ends in an error
   std::uint32_t max_call_depth = 200;             ///< Python's RecursionError, well before the C++ stack
   std::uint64_t max_sequence_length = 50'000'000; ///< `[0] * n`, `range` materialized, str repeat
+  /// Wall time a kernel trace (or a file's module-level code) may take; zero: no limit. The
+  /// clock is read between statements, every kClockSteps steps, so one statement that runs long
+  /// (a sort of a huge list) is stopped only after it; the step and memory budgets bound those.
+  std::chrono::milliseconds max_trace_time{0};
 };
 
 /// Provides modules by dotted name for `import` (`neuronxcc.nki.language`). Returns null for a
@@ -315,6 +320,16 @@ public:
 
   const SourceManager &sources() const { return sources_; }
   std::uint64_t steps() const { return steps_; }
+
+  /// The budgets a run of Python code can spend (besides memory, which operator new counts).
+  enum class Budget : std::uint8_t { None, Steps, Time };
+  /// lib: steps_ passed step_gate_: the budget that is spent, if any; else the gate moves on to
+  /// the next look at the clock. The evaluator counts steps and calls this on its slow path.
+  Budget check_budgets();
+  /// lib: the located error of a spent budget ([step-budget] or [time-budget]).
+  [[noreturn]] void budget_error(Budget spent, SourceLoc loc) const;
+  /// Starts the wall-time budget anew (a kernel trace begins; a file's module code runs).
+  void restart_clock();
 
   /// The builtins scope (`len`, `range`, `int`, ...) and the `math` module.
   Scope &builtins() { return *builtins_; }
@@ -390,6 +405,7 @@ public:
   public:
     explicit KernelTraceScope(Interpreter &interp) : interp_(interp), saved_(interp.tracing_kernel_) {
       interp.tracing_kernel_ = true;
+      interp.restart_clock();
     }
     ~KernelTraceScope() { interp_.tracing_kernel_ = saved_; }
     KernelTraceScope(const KernelTraceScope &) = delete;
@@ -433,6 +449,10 @@ private:
   std::vector<LoopKind> loop_stack_;
   std::size_t call_depth_ = 0;
   std::uint64_t steps_ = 0;
+  /// The step count at which the evaluator leaves its fast path: the step budget, or the next
+  /// look at the clock when there is a time budget, whichever comes first.
+  std::uint64_t step_gate_ = 0;
+  std::chrono::steady_clock::time_point clock_start_;
   SourceLoc current_loc_;
   SourceLoc last_return_loc_;
   std::function<void(const std::string &)> print_;

@@ -9,6 +9,7 @@
 #include "nkicc/python/ast.h"
 #include "nkicc/target/target.h"
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -24,6 +25,8 @@ struct TraceOptions {
   /// Statements and calls a trace may run; 0: ten per instruction allowed, at least 10,000,000
   /// (enough for any kernel that fits the instruction budget).
   std::uint64_t max_steps = 0;
+  /// Wall time each kernel trace (and each file's module-level code) may take; zero: no limit.
+  std::chrono::milliseconds max_trace_time{0};
   bool use_cache = true; ///< --no-cache turns the specialization cache off
   /// Where `print()` in a kernel goes (the tool logs it at info level).
   std::function<void(const std::string &)> print_handler;
