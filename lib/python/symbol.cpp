@@ -2,6 +2,8 @@
 #include "nkicc/python/symbol.h"
 
 #include <deque>
+#include <memory>
+#include <stdexcept>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -11,15 +13,31 @@ namespace nkicc::python {
 
 namespace {
 
+/// Names by id live in chunks that never move, so that name() reads one without the lock: an id
+/// is handed out only after its name is stored, under the lock, and whoever holds a Symbol got it
+/// from such a hand-out.
+constexpr std::uint32_t kChunkBits = 12, kChunkSize = 1u << kChunkBits, kMaxChunks = 1u << 12;
+
 struct SymbolTable {
   std::mutex mutex;
-  std::deque<std::string> texts;       ///< a deque never moves its elements
-  std::vector<std::string_view> names; ///< by id; names[0] is the empty name
+  std::deque<std::string> texts; ///< a deque never moves its elements
+  std::unique_ptr<std::string_view[]> chunks[kMaxChunks];
+  std::uint32_t count = 0;
   std::unordered_map<std::string_view, std::uint32_t> ids;
 
-  SymbolTable() {
-    names.emplace_back();
-    ids.emplace(std::string_view(), 0);
+  SymbolTable() { add(std::string_view()); } // id 0 is the empty name
+
+  std::uint32_t add(std::string_view text) {
+    std::uint32_t id = count;
+    if (id >> kChunkBits >= kMaxChunks)
+      throw std::length_error("more than 16,777,216 distinct Python names");
+    auto &chunk = chunks[id >> kChunkBits];
+    if (!chunk)
+      chunk = std::make_unique<std::string_view[]>(kChunkSize);
+    chunk[id & (kChunkSize - 1)] = text;
+    ids.emplace(text, id);
+    ++count;
+    return id;
   }
 };
 
@@ -35,11 +53,7 @@ Symbol Symbol::intern(std::string_view name) {
   std::lock_guard lock(t.mutex);
   if (auto it = t.ids.find(name); it != t.ids.end())
     return Symbol(it->second);
-  const std::string &text = t.texts.emplace_back(name);
-  auto id = static_cast<std::uint32_t>(t.names.size());
-  t.names.push_back(text);
-  t.ids.emplace(text, id);
-  return Symbol(id);
+  return Symbol(t.add(t.texts.emplace_back(name)));
 }
 
 std::optional<Symbol> Symbol::find(std::string_view name) {
@@ -50,10 +64,6 @@ std::optional<Symbol> Symbol::find(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view Symbol::name() const {
-  SymbolTable &t = table();
-  std::lock_guard lock(t.mutex);
-  return t.names[id_];
-}
+std::string_view Symbol::name() const { return table().chunks[id_ >> kChunkBits][id_ & (kChunkSize - 1)]; }
 
 } // namespace nkicc::python

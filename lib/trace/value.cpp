@@ -51,11 +51,6 @@ Value Value::object(Ref<Object> obj) {
   return out;
 }
 
-const std::string &Value::str_text() const { return static_cast<StrData *>(ptr_)->text; }
-SeqData &Value::seq() const { return *static_cast<SeqData *>(ptr_); }
-DictData &Value::dict_data() const { return *static_cast<DictData *>(ptr_); }
-SliceData &Value::slice_data() const { return *static_cast<SliceData *>(ptr_); }
-Object *Value::object() const { return kind == Kind::Object ? static_cast<Object *>(ptr_) : nullptr; }
 
 std::shared_ptr<Object> Object::shared_self() {
   if (!anchor_)

@@ -442,6 +442,14 @@ private:
   mutable std::uint32_t serial_ = 0;
 };
 
+// The payload accessors are defined here, where the payload types are complete; they are inline
+// because the evaluator calls them on every container and object operation.
+inline const std::string &Value::str_text() const { return static_cast<StrData *>(ptr_)->text; }
+inline SeqData &Value::seq() const { return *static_cast<SeqData *>(ptr_); }
+inline DictData &Value::dict_data() const { return *static_cast<DictData *>(ptr_); }
+inline SliceData &Value::slice_data() const { return *static_cast<SliceData *>(ptr_); }
+inline Object *Value::object() const { return kind == Kind::Object ? static_cast<Object *>(ptr_) : nullptr; }
+
 // An Object of exactly type T is recognized by its type_info's address (one per type in the
 // binary) before dynamic_cast walks the hierarchy; should the addresses differ, dynamic_cast
 // still answers.
