@@ -67,58 +67,145 @@ Value Machine::call_function(FunctionObject &fn, CallArgs &args) {
   return run_function(fn, code, scope.regs);
 }
 
-bool Machine::call_simple(FunctionObject &fn, Value *args, std::size_t n, const std::vector<std::string> *keywords,
-                          SourceLoc loc, Value &out) {
-  const Code &code = code_of(fn);
-  std::size_t npos = code.positional.size();
-  std::size_t nkw = keywords ? keywords->size() : 0;
-  std::size_t given = n - nkw;
-  std::size_t first_default = npos - fn.defaults.size();
-  if (!code.simple_params || given > npos)
+bool Machine::plan_simple(const FunctionObject &fn, const Code &code, std::size_t n,
+                          const std::vector<std::string> *keywords, SimpleBinding &b) {
+  b.npos = code.positional.size();
+  b.nkw = keywords ? keywords->size() : 0;
+  b.given = n - b.nkw;
+  b.first_default = b.npos - fn.defaults.size();
+  if (!code.simple_params || b.given > b.npos)
     return false;
   // Keywords naming ordinary parameters not given positionally, each at most once; anything
   // else (an unknown or repeated name, a missing argument) takes the general binding, which
   // raises CPython's error.
-  constexpr std::size_t kMaxKeywords = 8;
-  std::array<std::uint16_t, kMaxKeywords> slot{};
-  std::uint64_t bound = 0;
-  if (nkw) {
-    if (nkw > kMaxKeywords || npos > 64)
+  b.bound = 0;
+  if (b.nkw) {
+    if (b.nkw > b.slot.size() || b.npos > 64)
       return false;
-    bound = given == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << given) - 1;
-    for (std::size_t j = 0; j < nkw; ++j) {
+    b.bound = b.given == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << b.given) - 1;
+    for (std::size_t j = 0; j < b.nkw; ++j) {
       std::string_view name = (*keywords)[j];
       std::size_t k = code.posonly;
-      while (k < npos && code.positional[k].name != name)
+      while (k < b.npos && code.positional[k].name != name)
         ++k;
-      if (k == npos || (bound >> k & 1))
+      if (k == b.npos || (b.bound >> k & 1))
         return false;
-      bound |= std::uint64_t{1} << k;
-      slot[j] = static_cast<std::uint16_t>(k);
+      b.bound |= std::uint64_t{1} << k;
+      b.slot[j] = static_cast<std::uint16_t>(k);
     }
-    for (std::size_t k = given; k < first_default; ++k)
-      if (!(bound >> k & 1))
+    for (std::size_t k = b.given; k < b.first_default; ++k)
+      if (!(b.bound >> k & 1))
         return false;
-  } else if (given < first_default) {
+  } else if (b.given < b.first_default) {
     return false;
   }
+  return true;
+}
+
+void Machine::bind_simple(const FunctionObject &fn, const SimpleBinding &b, Value *args, Value *regs) {
+  for (std::size_t k = 0; k < b.given; ++k)
+    regs[k] = std::move(args[k]);
+  for (std::size_t j = 0; j < b.nkw; ++j)
+    regs[b.slot[j]] = std::move(args[b.given + j]);
+  for (std::size_t k = std::max(b.given, b.first_default); k < b.npos; ++k)
+    if (b.nkw == 0 || !(b.bound >> k & 1)) // (with keywords, npos <= 64)
+      regs[k] = fn.defaults[k - b.first_default];
+}
+
+bool Machine::call_simple(FunctionObject &fn, Value *args, std::size_t n, const std::vector<std::string> *keywords,
+                          SourceLoc loc, Value &out) {
+  const Code &code = code_of(fn);
+  SimpleBinding b;
+  if (!plan_simple(fn, code, n, keywords, b))
+    return false;
   count_step(loc);
   LocScope at(in_, loc);
   if (in_.function_frames_ >= in_.limits_.max_call_depth)
     raise_python("RecursionError", "maximum recursion depth exceeded");
   FrameScope scope(*this, in_, code.nregs);
   scope.code = &code;
-  Value *regs = scope.regs;
-  for (std::size_t k = 0; k < given; ++k)
-    regs[k] = std::move(args[k]);
-  for (std::size_t j = 0; j < nkw; ++j)
-    regs[slot[j]] = std::move(args[given + j]);
-  for (std::size_t k = std::max(given, first_default); k < npos; ++k)
-    if (nkw == 0 || !(bound >> k & 1)) // (with keywords, npos <= 64)
-      regs[k] = fn.defaults[k - first_default];
+  bind_simple(fn, b, args, scope.regs);
   scope.enter(fn);
-  out = run_function(fn, code, regs);
+  out = run_function(fn, code, scope.regs);
   return true;
+}
+
+Machine::InlineFrame *Machine::enter_inline(FunctionObject &fn, Value *args, std::size_t n, const CallSite &site,
+                                            Frame *caller, const Insn *call) {
+  const Code &code = fn.tmpl->code ? *fn.tmpl->code : code_of(fn);
+  // The usual call passes every parameter positionally: nothing to plan. Else the site keeps
+  // the plan it made for this callee's code.
+  SimpleBinding b;
+  bool exact = n == code.positional.size() && site.keywords.empty() && code.simple_params;
+  if (!exact) {
+    auto &cached = const_cast<CallSite &>(site);
+    if (cached.plan_code == &code && cached.plan_n == n) {
+      b.npos = code.positional.size();
+      b.nkw = site.keywords.size();
+      b.given = n - b.nkw;
+      b.first_default = b.npos - fn.defaults.size();
+      b.bound = cached.plan_bound;
+      b.slot = cached.plan_slot;
+    } else {
+      if (!plan_simple(fn, code, n, &site.keywords, b))
+        return nullptr;
+      cached.plan_code = &code;
+      cached.plan_n = n;
+      cached.plan_bound = b.bound;
+      cached.plan_slot = b.slot;
+    }
+  }
+  count_step(site.loc);
+  if (in_.function_frames_ >= in_.limits_.max_call_depth) {
+    LocScope at(in_, site.loc);
+    raise_python("RecursionError", "maximum recursion depth exceeded");
+  }
+  if (inline_depth_ == inline_pool_.size())
+    inline_pool_.push_back(std::make_unique<InlineFrame>());
+  InlineFrame &top = *inline_pool_[inline_depth_++];
+  top.caller = caller;
+  top.call = call;
+  top.saved_loc = in_.current_loc_;
+  if (site.loc.valid())
+    in_.current_loc_ = site.loc;
+  top.nregs = code.nregs;
+  Value *regs = stack_.push(code.nregs, top.mark);
+  if (exact)
+    for (std::size_t k = 0; k < n; ++k)
+      regs[k] = std::move(args[k]);
+  else
+    bind_simple(fn, b, args, regs);
+  if (in_.function_frames_ == 0)
+    in_.kernel_name_ = std::string(fn.name);
+  ++in_.function_frames_;
+  in_.call_depth_ = in_.function_frames_ - 1;
+  prepare_frame(fn, code, regs, top.frame);
+  return &top;
+}
+
+void Machine::leave_inline() {
+  InlineFrame &top = *inline_pool_[--inline_depth_];
+  --in_.function_frames_;
+  in_.call_depth_ = in_.function_frames_ ? in_.function_frames_ - 1 : 0;
+  in_.loop_stack_.resize(top.frame.loop_base);
+  release_frame(*top.frame.code, top.frame.regs, top.nregs, top.mark);
+  in_.current_loc_ = top.saved_loc;
+  if (top.frame.dynamic_ns) [[unlikely]] {
+    top.frame.dynamic_ns.reset();
+    top.frame.ns = nullptr;
+  }
+  top.keep_alive = Value();
+}
+
+void Machine::release_frame(const Code &code, Value *regs, std::size_t nregs, const RegisterStack::Mark &mark) {
+  if (code.defines_functions && !code.cell_regs.empty()) {
+    // Temporaries may still hold the functions made here: let go of them first.
+    for (std::size_t k = 0; k < nregs; ++k)
+      if (std::find(code.cell_regs.begin(), code.cell_regs.end(), k) == code.cell_regs.end())
+        regs[k] = Value();
+    release_closures(code, regs);
+  }
+  stack_.pop(regs, nregs, mark);
 }
 
 void Machine::bind_arguments(FunctionObject &fn, const Code &code, CallArgs &args, Value *regs) {
@@ -224,21 +311,24 @@ void Machine::bind_arguments(FunctionObject &fn, const Code &code, CallArgs &arg
                                   (missing.size() == 1 ? "" : "s") + ": " + join_names(missing));
 }
 
-Value Machine::run_function(FunctionObject &fn, const Code &code, Value *regs) {
-  // Locals that are not parameters start unbound; the closure's cells go to their registers.
-  std::size_t nparams =
-      code.positional.size() + code.kwonly.size() + (code.has_vararg ? 1 : 0) + (code.has_kwarg ? 1 : 0);
-  for (std::size_t k = nparams; k < code.nlocals; ++k)
-    set_unbound(regs[k]);
+void Machine::prepare_frame(FunctionObject &fn, const Code &code, Value *regs, Frame &f) {
+  // Locals that are not parameters start unbound (the registers are None: only the payload
+  // changes); the closure's cells go to their registers.
+  for (std::size_t k = code.nparams; k < code.nlocals; ++k)
+    regs[k].i = 1;
   for (std::size_t k = 0; k < code.free_regs.size() && k < fn.closure.size(); ++k)
     regs[code.free_regs[k]] = Value::object(fn.closure[k]);
-  Frame f;
   f.code = &code;
   f.regs = regs;
   f.module = &fn.module;
   f.globals = fn.module ? &fn.module->globals() : nullptr;
   f.fn = &fn;
   f.loop_base = in_.loop_stack_.size();
+}
+
+Value Machine::run_function(FunctionObject &fn, const Code &code, Value *regs) {
+  Frame f;
+  prepare_frame(fn, code, regs, f);
   return execute(f);
 }
 
@@ -276,10 +366,9 @@ Value Machine::call_registers(const Value &callee, Value *args, std::size_t n, c
   return call(callee, a, site.loc);
 }
 
-std::optional<Value> Machine::instantiate_simple(ClassObject &cls, Value *args, std::size_t n, const CallSite &site) {
-  // `C(a, b)` for a plain class whose __init__ is a compiled function taking them positionally:
-  // the instance goes in the callee's register, followed by the arguments, as a method call.
-  // The site remembers the class's __init__ while the class's namespace stays as it was.
+const Value *Machine::plain_init(ClassObject &cls, const CallSite &site) {
+  // A plain class whose __init__ is a compiled function and whose __new__ is object's: the
+  // site remembers the __init__ while the class's namespace stays as it was.
   AttrCache &cc = const_cast<CallSite &>(site).ctor;
   constexpr std::uint8_t kPlainInit = 1;
   if (!cc.probe(&cls, class_epoch())) {
@@ -289,21 +378,28 @@ std::optional<Value> Machine::instantiate_simple(ClassObject &cls, Value *args, 
     cc.kind = 0;
     cc.slot = nullptr;
     if (cls.flavor != ClassFlavor::Plain || cls.native != K::None)
-      return std::nullopt;
+      return nullptr;
     const Value *new_fn = cls.lookup("__new__");
     if (new_fn &&
         !(new_fn->as<trace::BuiltinFunction>() && new_fn->as<trace::BuiltinFunction>()->name() == "object.__new__"))
-      return std::nullopt;
+      return nullptr;
     const Value *found = cls.lookup("__init__");
     if (!found || !exactly<FunctionObject>(*found))
-      return std::nullopt;
+      return nullptr;
     cc.kind = kPlainInit;
     cc.slot = found;
   }
-  if (cc.kind != kPlainInit)
+  return cc.kind == kPlainInit ? cc.slot : nullptr;
+}
+
+std::optional<Value> Machine::instantiate_simple(ClassObject &cls, Value *args, std::size_t n, const CallSite &site) {
+  // `C(a, b)` for a plain class: the instance goes in the callee's register, followed by the
+  // arguments, as a method call.
+  const Value *slot = plain_init(cls, site);
+  if (!slot)
     return std::nullopt;
-  const Value *init = cc.slot;
-  auto *fn = exactly<FunctionObject>(*init);
+  Value init = *slot; // (the class may drop its __init__ while it runs)
+  auto *fn = exactly<FunctionObject>(init);
   Ref<ClassObject> keep(&cls);
   Value obj = Value::object(make_ref<InstanceObject>(keep));
   args[-1] = obj;
@@ -315,11 +411,15 @@ std::optional<Value> Machine::instantiate_simple(ClassObject &cls, Value *args, 
     Value *with_self = args - 1; // (args[k - 1] with an unsigned k = 0 is an overflow, UBSan says)
     for (std::size_t k = 0; k < n + 1; ++k)
       a.positional.push_back(std::move(with_self[k]));
-    result = call(*init, a, site.loc);
+    result = call(init, a, site.loc);
   }
+  check_init_result(result);
+  return obj;
+}
+
+void Machine::check_init_result(const Value &result) {
   if (!result.is_none())
     raise_python("TypeError", "__init__() should return None, not '" + std::string(type_name(result)) + "'");
-  return obj;
 }
 
 void Machine::load_method(Frame &f, const Insn &in) {
@@ -359,6 +459,24 @@ void Machine::load_method(Frame &f, const Insn &in) {
       R[in.a] = inst->slots[ac.index];
       set_unbound(self);
       return;
+    }
+  }
+  if (auto *sup = exactly<SuperObject>(self)) {
+    // `super().name(args)` in a method: a function found after the class in the instance's MRO
+    // is called with the instance first, as for an instance, without a bound method.
+    if (ClassObject *cls = class_of(sup->self)) {
+      const auto &mro = cls->mro;
+      auto it = std::find(mro.begin(), mro.end(), sup->after.get());
+      if (it != mro.end())
+        for (++it; it != mro.end(); ++it)
+          if (const Value *v = (*it)->dict.find_local(site.attr.name)) {
+            if (!exactly<FunctionObject>(*v))
+              break;
+            R[in.a] = *v;
+            Value instance = sup->self;
+            self = std::move(instance);
+            return;
+          }
     }
   }
   Value attr = in_.get_attr(self, site.attr.name.name(), site.func_loc);

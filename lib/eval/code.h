@@ -7,6 +7,7 @@
 #include "eval/symtable.h"
 #include "nkicc/trace/interpreter.h"
 
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -77,6 +78,13 @@ struct CallSite {
   AttrCache attr; ///< CallMethod: the method's name
   /// A call of a plain class: its `__init__` (slot), for the class (key) at the epoch.
   AttrCache ctor;
+  /// How the last compiled function called here binds its arguments (machine.h's
+  /// SimpleBinding, by the callee's code and argument count): a call site almost always calls
+  /// one function the same way, so the keywords are matched to parameters once.
+  const Code *plan_code = nullptr;
+  std::size_t plan_n = 0;
+  std::uint64_t plan_bound = 0;
+  std::array<std::uint16_t, 8> plan_slot = {};
 };
 
 /// `[start, end)` of instructions whose exceptions go to `target`, with the exception in
@@ -145,6 +153,8 @@ struct Code {
   std::vector<Param> kwonly;
   Param vararg, kwarg;
   bool has_vararg = false, has_kwarg = false;
+  /// Registers [0, nparams) receive the arguments: positional, keyword-only, *args, **kwargs.
+  std::uint16_t nparams = 0;
   /// Only positional parameters, none in a cell: a call binds R[0..n) directly.
   bool simple_params = true;
   /// Registers receiving the closure's cells at entry, in the order of scope->free.

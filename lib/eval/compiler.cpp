@@ -216,6 +216,8 @@ void Compiler::params(const Arguments *a) {
   }
   if (!code_.kwonly.empty() || code_.has_vararg || code_.has_kwarg)
     code_.simple_params = false;
+  code_.nparams = static_cast<std::uint16_t>(code_.positional.size() + code_.kwonly.size() +
+                                             (code_.has_vararg ? 1 : 0) + (code_.has_kwarg ? 1 : 0));
 }
 
 void Compiler::finish_locals() {

@@ -252,25 +252,92 @@ inline std::optional<bool> fast_truth(const Value &v) {
 }
 } // namespace
 
-Value Machine::execute(Frame &f) {
-  const Code &code = *f.code;
-  const Insn *const base = code.insns.data();
-  const Value *const K_ = code.consts.data();
-  Value *const R = f.regs;
+Value Machine::execute(Frame &entry) {
+  // The frame being run: `entry`, or an inline frame of a function it called (enter_inline).
+  // Its code, instructions, constants and registers are held in locals, reloaded on each switch.
+  Frame *fp = &entry;
+  const Code *code = fp->code;
+  const Insn *base = code->insns.data();
+  const Value *K_ = code->consts.data();
+  Value *R = fp->regs;
   const Insn *ip = base;
   std::uint64_t &steps = in_.steps_;
   const std::uint64_t &step_gate = in_.step_gate_;
+  // Inline frames pushed by this execute() that an exception leaves are popped on the way out,
+  // as the frames of nested calls would be.
+  struct InlineGuard {
+    Machine &m;
+    std::size_t depth;
+    ~InlineGuard() {
+      while (m.inline_depth_ > depth)
+        m.leave_inline();
+    }
+  } guard{*this, inline_depth_};
+  auto switch_to = [&](Frame *to, const Insn *at) {
+    fp = to;
+    code = fp->code;
+    base = code->insns.data();
+    K_ = code->consts.data();
+    R = fp->regs;
+    ip = at;
+  };
+  // An exception raised by the instruction before ip goes to the innermost frame's handler
+  // covering it, else to its caller's covering the call (an inline frame without one is left, as a
+  // nested call's would be); false when no frame of this execute() handles it.
+  auto to_handler = [&](TraceError &e) {
+    bool catchable = is_catchable(in_, e);
+    for (;;) {
+      std::uint32_t at = static_cast<std::uint32_t>(ip - 1 - base);
+      if (!e.loc.valid())
+        e.loc = code->locs[at];
+      if (catchable)
+        for (const Handler &h : code->handlers)
+          if (h.start <= at && at < h.end) {
+            R[h.exc] = exception_value(in_, e);
+            in_.loop_stack_.resize(fp->loop_base + h.loops);
+            ip = base + h.target;
+            return true;
+          }
+      if (fp == &entry)
+        return false;
+      InlineFrame &top = *inline_pool_[inline_depth_ - 1];
+      const Insn *call = top.call;
+      Frame *caller = top.caller;
+      top.instance = Value();
+      leave_inline();
+      switch_to(caller, call + 1);
+    }
+  };
+  // Returns from the innermost inline frame with `result`: the caller resumes after its call.
+  auto return_inline = [&](Value &value) {
+    Value result = std::move(value); // (the callee's registers are released below)
+    InlineFrame &top = *inline_pool_[inline_depth_ - 1];
+    const Insn *call = top.call;
+    Frame *caller = top.caller;
+    Value instance = std::move(top.instance);
+    leave_inline();
+    switch_to(caller, call + 1);
+    Value &dest = R[call->a];
+    if (!instance.is_none()) [[unlikely]] {
+      check_init_result(result);
+      dest = std::move(instance);
+    } else {
+      dest = std::move(result);
+    }
+    if ((call->flags & kBind) && dest.kind == K::Object) [[unlikely]]
+      bind_name(*fp, *call);
+  };
 #define RK_B(in) (((in).flags & kConstB) ? K_[(in).b] : R[(in).b])
 #define RK_C(in) (((in).flags & kConstC) ? K_[(in).c] : R[(in).c])
 #define PC(in) static_cast<std::uint32_t>(&(in)-base)
-#define LOC(in) code.locs[PC(in)]
+#define LOC(in) code->locs[PC(in)]
   for (;;) {
     try {
       for (;;) {
         const Insn &in = *ip++;
         if (in.flags & kStep) {
           if (++steps > step_gate) [[unlikely]]
-            passed_step_gate(code, PC(in));
+            passed_step_gate(*code, PC(in));
         }
         switch (in.op) {
         case Op::Nop:
@@ -293,12 +360,12 @@ Value Machine::execute(Frame &f) {
           break;
         case Op::CheckBound:
           if (is_unbound(R[in.a]))
-            raise_python("UnboundLocalError", "cannot access local variable '" + std::string(code.names[in.d].name()) +
+            raise_python("UnboundLocalError", "cannot access local variable '" + std::string(code->names[in.d].name()) +
                                                   "' where it is not associated with a value");
           break;
         case Op::Unbind:
           if (is_unbound(R[in.a]))
-            raise_python("UnboundLocalError", "cannot access local variable '" + std::string(code.names[in.d].name()) +
+            raise_python("UnboundLocalError", "cannot access local variable '" + std::string(code->names[in.d].name()) +
                                                   "' where it is not associated with a value");
           set_unbound(R[in.a]);
           break;
@@ -317,8 +384,8 @@ Value Machine::execute(Frame &f) {
         case Op::LoadDeref: {
           auto *cell = static_cast<trace::Cell *>(R[in.b].object());
           if (!cell->bound) {
-            bool free = std::find(code.free_regs.begin(), code.free_regs.end(), in.b) != code.free_regs.end();
-            std::string name(code.names[in.d].name());
+            bool free = std::find(code->free_regs.begin(), code->free_regs.end(), in.b) != code->free_regs.end();
+            std::string name(code->names[in.d].name());
             if (free)
               raise_python("NameError", "cannot access free variable '" + name +
                                             "' where it is not associated with a value in enclosing scope");
@@ -337,60 +404,67 @@ Value Machine::execute(Frame &f) {
         case Op::DeleteDeref: {
           auto *cell = static_cast<trace::Cell *>(R[in.a].object());
           if (!cell->bound)
-            raise_python("UnboundLocalError", "cannot access local variable '" + std::string(code.names[in.d].name()) +
+            raise_python("UnboundLocalError", "cannot access local variable '" + std::string(code->names[in.d].name()) +
                                                   "' where it is not associated with a value");
           Value drop = std::move(cell->value);
           cell->bound = false;
           break;
         }
-        case Op::LoadGlobal:
-          R[in.a] = load_global(f, in);
+        case Op::LoadGlobal: {
+          const GlobalCache &gc = code->globals[in.d];
+          if (gc.globals == fp->globals && gc.globals && gc.globals_version == gc.globals->version() &&
+              gc.builtins_version == in_.builtins_->version()) [[likely]] {
+            R[in.a] = *gc.slot;
+            break;
+          }
+          R[in.a] = load_global(*fp, in);
           break;
+        }
         case Op::StoreGlobal:
-          f.globals->set(code.names[in.d], R[in.a]);
+          fp->globals->set(code->names[in.d], R[in.a]);
           break;
         case Op::DeleteGlobal:
-          if (!f.globals->erase(code.names[in.d]))
-            raise_python("NameError", "name '" + std::string(code.names[in.d].name()) + "' is not defined");
+          if (!fp->globals->erase(code->names[in.d]))
+            raise_python("NameError", "name '" + std::string(code->names[in.d].name()) + "' is not defined");
           break;
         case Op::LoadName:
-          R[in.a] = load_name(f, in);
+          R[in.a] = load_name(*fp, in);
           break;
         case Op::LoadClassDeref: {
-          if (f.ns)
-            if (Value *v = f.ns->find_local(code.globals[in.d].name)) {
+          if (fp->ns)
+            if (Value *v = fp->ns->find_local(code->globals[in.d].name)) {
               R[in.a] = *v;
               break;
             }
           auto *cell = static_cast<trace::Cell *>(R[in.b].object());
           if (!cell->bound)
-            raise_python("NameError", "cannot access free variable '" + std::string(code.globals[in.d].name.name()) +
+            raise_python("NameError", "cannot access free variable '" + std::string(code->globals[in.d].name.name()) +
                                           "' where it is not associated with a value in enclosing scope");
           R[in.a] = cell->value;
           break;
         }
         case Op::StoreName:
-          store_name(f, code.names[in.d], R[in.a]);
+          store_name(*fp, code->names[in.d], R[in.a]);
           break;
         case Op::DeleteName: {
-          Scope *ns = f.ns ? f.ns : f.globals;
-          if (!ns->erase(code.names[in.d]))
-            raise_python("NameError", "name '" + std::string(code.names[in.d].name()) + "' is not defined");
+          Scope *ns = fp->ns ? fp->ns : fp->globals;
+          if (!ns->erase(code->names[in.d]))
+            raise_python("NameError", "name '" + std::string(code->names[in.d].name()) + "' is not defined");
           break;
         }
         case Op::LoadAttr: {
-          Value v = load_attr(f, in, R[in.b]);
+          Value v = load_attr(*fp, in, R[in.b]);
           R[in.a] = std::move(v);
           break;
         }
         case Op::LoadMethod:
-          load_method(f, in);
+          load_method(*fp, in);
           break;
         case Op::StoreAttr:
-          store_attr(f, in);
+          store_attr(*fp, in);
           break;
         case Op::DeleteAttr:
-          delete_attr(f, in);
+          delete_attr(*fp, in);
           break;
         case Op::GetItem: {
           const Value &c = R[in.b];
@@ -428,7 +502,7 @@ Value Machine::execute(Frame &f) {
           break;
         }
         case Op::DeleteItem:
-          delete_item(f, in);
+          delete_item(*fp, in);
           break;
         case Op::Add: {
           const Value &x = RK_B(in), &y = RK_C(in);
@@ -469,10 +543,10 @@ Value Machine::execute(Frame &f) {
           break;
         case Op::InplaceName:
           if (!fast_binary(static_cast<BinOpKind>(in.d), R[in.b], RK_C(in), R[in.a]))
-            inplace_name(f, in);
+            inplace_name(*fp, in);
           break;
         case Op::AugItem:
-          aug_item(f, in);
+          aug_item(*fp, in);
           break;
         case Op::Unary:
           R[in.a] = in_.unary_op(static_cast<UnaryOpKind>(in.d), R[in.b], LOC(in));
@@ -510,7 +584,7 @@ Value Machine::execute(Frame &f) {
           if (std::optional<bool> r = fast_compare(op, x, y)) {
             truth = *r;
           } else {
-            Value result = in_.compare(op, x, y, code.extra_locs[PC(in)]);
+            Value result = in_.compare(op, x, y, code->extra_locs[PC(in)]);
             std::optional<bool> t = fast_truth(result);
             truth = t ? *t : in_.truthy(result);
           }
@@ -519,7 +593,7 @@ Value Machine::execute(Frame &f) {
           break;
         }
         case Op::BuildTuple:
-          R[in.a] = in.c ? build_tuple_key(f, in) : Value::tuple({});
+          R[in.a] = in.c ? build_tuple_key(*fp, in) : Value::tuple({});
           break;
         case Op::BuildList: {
           std::vector<Value> items(std::make_move_iterator(R + in.b), std::make_move_iterator(R + in.b + in.c));
@@ -537,7 +611,7 @@ Value Machine::execute(Frame &f) {
           R[in.a] = Value::dict();
           break;
         case Op::BuildSlice:
-          R[in.a] = build_slice(f, in);
+          R[in.a] = build_slice(*fp, in);
           break;
         case Op::ListAppend:
           R[in.a].seq().items.push_back(R[in.b]);
@@ -577,19 +651,19 @@ Value Machine::execute(Frame &f) {
             in_.set_item(R[in.a], R[in.b], R[in.c], LOC(in));
           break;
         case Op::DictMerge:
-          dict_merge(f, in);
+          dict_merge(*fp, in);
           break;
         case Op::BuildString:
-          R[in.a] = build_string(f, in);
+          R[in.a] = build_string(*fp, in);
           break;
         case Op::Format:
-          R[in.a] = format(f, in);
+          R[in.a] = format(*fp, in);
           break;
         case Op::Unpack:
-          unpack(f, in);
+          unpack(*fp, in);
           break;
         case Op::ForPrep:
-          for_prep(f, in);
+          for_prep(*fp, in);
           break;
         case Op::ForNext: {
           Value *it = R + in.a;
@@ -616,7 +690,7 @@ Value Machine::execute(Frame &f) {
             break;
           }
           default:
-            if (!for_next_slow(f, in)) {
+            if (!for_next_slow(*fp, in)) {
               ip = base + in.d;
               goto next_insn;
             }
@@ -631,18 +705,51 @@ Value Machine::execute(Frame &f) {
           in_.loop_stack_.pop_back();
           break;
         case Op::Call: {
-          Value out = call_registers(R[in.b], R + in.b + 1, in.c, code.calls[in.d]);
+          const CallSite &site = code->calls[in.d];
+          if (auto *fn = exactly<FunctionObject>(R[in.b])) {
+            if (InlineFrame *callee = enter_inline(*fn, R + in.b + 1, in.c, site, fp, &in)) {
+              switch_to(&callee->frame, callee->frame.code->insns.data());
+              goto next_insn;
+            }
+          } else if (auto *cls = exactly<ClassObject>(R[in.b]); cls && site.keywords.empty()) {
+            // `C(a, b)`: the instance and the arguments run __init__ inline.
+            if (const Value *init = plain_init(*cls, site)) {
+              auto *init_fn = exactly<FunctionObject>(*init);
+              SimpleBinding b;
+              if (plan_simple(*init_fn, code_of(*init_fn), in.c + 1u, &site.keywords, b)) {
+                Value obj = Value::object(make_ref<InstanceObject>(Ref<ClassObject>(cls)));
+                R[in.b] = obj; // (the instance takes the callee's place, as `self`)
+                Value keep = *init; // (the class could drop its __init__ while it runs)
+                InlineFrame *callee = enter_inline(*init_fn, R + in.b, in.c + 1u, site, fp, &in);
+                callee->instance = std::move(obj);
+                callee->keep_alive = std::move(keep);
+                switch_to(&callee->frame, callee->frame.code->insns.data());
+                goto next_insn;
+              }
+            }
+          }
+          Value out = call_registers(R[in.b], R + in.b + 1, in.c, site);
           R[in.a] = std::move(out);
           break;
         }
         case Op::CallMethod: {
-          Value out = call_method(f, in);
+          // A function found on the receiver's type (or the receiver's own attribute) runs inline.
+          if (!is_unbound(R[in.b]))
+            if (auto *fn = exactly<FunctionObject>(R[in.b])) {
+              bool self = !is_unbound(R[in.b + 1]);
+              Value *args = self ? R + in.b + 1 : R + in.b + 2;
+              if (InlineFrame *callee = enter_inline(*fn, args, in.c + (self ? 1u : 0u), code->calls[in.d], fp, &in)) {
+                switch_to(&callee->frame, callee->frame.code->insns.data());
+                goto next_insn;
+              }
+            }
+          Value out = call_method(*fp, in);
           R[in.a] = std::move(out);
           break;
         }
         case Op::CallEx:
         case Op::CallMethodEx: {
-          Value out = call_ex(f, in, in.op == Op::CallMethodEx);
+          Value out = call_ex(*fp, in, in.op == Op::CallMethodEx);
           R[in.a] = std::move(out);
           break;
         }
@@ -656,30 +763,38 @@ Value Machine::execute(Frame &f) {
           break;
         }
         case Op::MakeClass: {
-          Value cls = make_class(f, in);
+          Value cls = make_class(*fp, in);
           R[in.a] = std::move(cls);
           break;
         }
         case Op::AddAnnotation:
-          add_annotation(f, in);
+          add_annotation(*fp, in);
           break;
         case Op::MakeFunction:
-          R[in.a] = make_function(f, in);
+          R[in.a] = make_function(*fp, in);
           break;
         case Op::Return:
           in_.last_return_loc_ = LOC(in);
-          return std::move(R[in.a]);
-        case Op::ReturnNone:
-          return Value();
+          if (fp == &entry)
+            return std::move(R[in.a]);
+          return_inline(R[in.a]);
+          goto next_insn;
+        case Op::ReturnNone: {
+          if (fp == &entry)
+            return Value();
+          Value none;
+          return_inline(none);
+          goto next_insn;
+        }
         case Op::Raise:
-          raise(f, in);
+          raise(*fp, in);
         case Op::Reraise:
           reraise(in_, R[in.a]);
         case Op::ExcMatch:
           set_bool(R[in.a], exception_matches(R[in.b], R[in.c]));
           break;
         case Op::WithEnter:
-          with_enter(f, in);
+          with_enter(*fp, in);
           break;
         case Op::WithExit: {
           Value r = call_values(R[in.b + 1], {Value(), Value(), Value()}, LOC(in));
@@ -687,13 +802,13 @@ Value Machine::execute(Frame &f) {
           break;
         }
         case Op::WithExitExc:
-          with_exit_exc(f, in);
+          with_exit_exc(*fp, in);
           break;
         case Op::AssertFail:
           raise_python("AssertionError", in.b ? str(R[in.a]) : std::string(), LOC(in));
         case Op::ImportName: {
-          const ImportSite &site = code.imports[in.d];
-          ModuleObject *importer = f.module ? f.module->get() : nullptr;
+          const ImportSite &site = code->imports[in.d];
+          ModuleObject *importer = fp->module ? fp->module->get() : nullptr;
           if (!site.from) {
             R[in.a] = in_.import_name(site.module, site.has_asname, importer, site.loc);
           } else {
@@ -703,17 +818,17 @@ Value Machine::execute(Frame &f) {
           break;
         }
         case Op::ImportFrom: {
-          const ImportSite &site = code.imports[in.d];
+          const ImportSite &site = code->imports[in.d];
           Object *m = R[in.b].object();
           R[in.a] = in_.import_from(m ? m->shared_self() : nullptr, site.level, site.module, site.name, site.loc,
-                                    f.module ? f.module->get() : nullptr);
+                                    fp->module ? fp->module->get() : nullptr);
           break;
         }
         case Op::ImportStar:
-          import_star(f, in);
+          import_star(*fp, in);
           break;
         case Op::Unsupported:
-          unsupported(code, in);
+          unsupported(*code, in);
         case Op::Error:
           raise_python(K_[in.d].str_text(), K_[in.b].str_text(), LOC(in));
         }
@@ -721,39 +836,28 @@ Value Machine::execute(Frame &f) {
           // Only an object takes its name (a tile created without `name=`).
           std::uint16_t r = in.op == Op::ForNext || in.op == Op::StoreDeref ? in.b : in.a;
           if (R[r].kind == K::Object)
-            bind_name(f, in);
+            bind_name(*fp, in);
         }
       next_insn:;
       }
     } catch (TraceError &e) {
-      std::uint32_t at = static_cast<std::uint32_t>(ip - 1 - base);
-      if (!e.loc.valid())
-        e.loc = code.locs[at];
-      const Handler *h = nullptr;
-      if (!code.handlers.empty() && is_catchable(in_, e))
-        for (const Handler &candidate : code.handlers)
-          if (candidate.start <= at && at < candidate.end) {
-            h = &candidate;
-            break;
-          }
-      if (!h)
+      if (!to_handler(e))
         throw;
-      R[h->exc] = exception_value(in_, e);
-      in_.loop_stack_.resize(f.loop_base + h->loops);
-      ip = base + h->target;
     } catch (const memory::BudgetExceeded &e) {
       // --max-memory reached: located at the statement that was running, and uncatchable by the
       // kernel (its id is no Python exception's), so that the trace ends here.
       std::uint32_t at = static_cast<std::uint32_t>(ip - 1 - base);
-      throw TraceError{e.message("the trace"), e.id(), code.locs[at], {}, Value()};
+      throw TraceError{e.message("the trace"), e.id(), code->locs[at], {}, Value()};
     } catch (std::bad_alloc &) {
       // Memory ran out inside an operation: a located error, never an abort.
       std::uint32_t at = static_cast<std::uint32_t>(ip - 1 - base);
-      throw TraceError{"out of memory (the kernel built values larger than this machine holds)",
-                       "MemoryError",
-                       code.locs[at],
-                       {},
-                       Value()};
+      TraceError e{"out of memory (the kernel built values larger than this machine holds)",
+                   "MemoryError",
+                   code->locs[at],
+                   {},
+                   Value()};
+      if (!to_handler(e))
+        throw e;
     }
   }
 #undef RK_B

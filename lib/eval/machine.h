@@ -7,6 +7,8 @@
 #include "eval/code.h"
 
 #include <algorithm>
+#include <array>
+#include <deque>
 #include <map>
 #include <typeinfo>
 #include <memory>
@@ -147,6 +149,48 @@ private:
   /// plain positional ones and every one gets a value; false when the general binding is needed.
   bool call_simple(FunctionObject &fn, Value *args, std::size_t n, const std::vector<std::string> *keywords,
                    SourceLoc loc, Value &out);
+  /// How such a call binds its arguments: plan_simple says whether it can (false: the general
+  /// binding is needed, which raises CPython's errors), bind_simple moves them into the registers.
+  struct SimpleBinding {
+    std::size_t npos = 0, nkw = 0, given = 0, first_default = 0;
+    std::uint64_t bound = 0;                ///< parameters given (with keywords)
+    std::array<std::uint16_t, 8> slot = {}; ///< each keyword's parameter
+  };
+  static bool plan_simple(const FunctionObject &fn, const Code &code, std::size_t n,
+                          const std::vector<std::string> *keywords, SimpleBinding &b);
+  static void bind_simple(const FunctionObject &fn, const SimpleBinding &b, Value *args, Value *regs);
+
+  /// A Python function that compiled code calls with a simple binding runs in the caller's
+  /// dispatch loop, not in a nested execute(): its frame, and where its value goes, are kept
+  /// here. Frames are pooled (each in its own allocation, so that a frame stays where it is while
+  /// others are pushed) and reused: entering a call allocates nothing.
+  struct InlineFrame {
+    Frame frame;
+    Frame *caller = nullptr;
+    const Insn *call = nullptr; ///< the caller's call instruction: its result register and kBind
+    /// A constructor call's instance: __init__ must return None, and the call gives this.
+    Value instance;
+    Value keep_alive; ///< a function only a class held (a constructor's __init__)
+    RegisterStack::Mark mark;
+    std::size_t nregs = 0;
+    SourceLoc saved_loc; ///< the interpreter's location before the call
+  };
+  std::vector<std::unique_ptr<InlineFrame>> inline_pool_;
+  std::size_t inline_depth_ = 0;
+  /// Pushes the frame of `fn` called at `site` with `n` arguments (moved from) by the caller's
+  /// instruction `call` in `caller`, as call_simple would run it; null when the call needs the
+  /// general binding (nothing is changed then).
+  InlineFrame *enter_inline(FunctionObject &fn, Value *args, std::size_t n, const CallSite &site, Frame *caller,
+                            const Insn *call);
+  /// Pops the innermost inline frame, as a finished call_simple would.
+  void leave_inline();
+  /// Releases a finished frame's registers (and the closures only it reached).
+  void release_frame(const Code &code, Value *regs, std::size_t nregs, const RegisterStack::Mark &mark);
+  /// A function's frame over `regs`, whose first registers hold its arguments.
+  void prepare_frame(FunctionObject &fn, const Code &code, Value *regs, Frame &f);
+  /// The __init__ (a compiled function) of a plain class called at `site`, or null.
+  const Value *plain_init(ClassObject &cls, const CallSite &site);
+  static void check_init_result(const Value &result);
   /// Binds `args` to `code`'s parameters in `regs`, with CPython's messages.
   void bind_arguments(FunctionObject &fn, const Code &code, CallArgs &args, Value *regs);
   /// Runs `fn`'s code in a new frame whose first registers hold the arguments.
@@ -237,14 +281,10 @@ struct Machine::FrameScope {
       in.call_depth_ = in.function_frames_ ? in.function_frames_ - 1 : 0;
     }
     in.loop_stack_.resize(loop_base);
-    if (code && code->defines_functions && !code->cell_regs.empty()) {
-      // Temporaries may still hold the functions made here: let go of them first.
-      for (std::size_t k = 0; k < nregs; ++k)
-        if (std::find(code->cell_regs.begin(), code->cell_regs.end(), k) == code->cell_regs.end())
-          regs[k] = Value();
-      m.release_closures(*code, regs);
-    }
-    m.stack_.pop(regs, nregs, mark);
+    if (code)
+      m.release_frame(*code, regs, nregs, mark);
+    else
+      m.stack_.pop(regs, nregs, mark);
   }
   FrameScope(const FrameScope &) = delete;
   FrameScope &operator=(const FrameScope &) = delete;
