@@ -200,7 +200,7 @@ public:
 };
 
 /// `@staticmethod`, `@classmethod` and `@property` wrappers.
-class StaticMethod : public Object {
+class StaticMethod final : public Object {
 public:
   explicit StaticMethod(Value f) : fn(std::move(f)) {}
   std::string_view type_name() const override { return "staticmethod"; }
@@ -208,14 +208,14 @@ public:
   std::optional<Value> get_attr(Interpreter &interp, std::string_view name) override;
   Value fn;
 };
-class ClassMethod : public Object {
+class ClassMethod final : public Object {
 public:
   explicit ClassMethod(Value f) : fn(std::move(f)) {}
   std::string_view type_name() const override { return "classmethod"; }
   std::optional<Value> get_attr(Interpreter &interp, std::string_view name) override;
   Value fn;
 };
-class Property : public Object {
+class Property final : public Object {
 public:
   std::string_view type_name() const override { return "property"; }
   std::optional<Value> get_attr(Interpreter &interp, std::string_view name) override;

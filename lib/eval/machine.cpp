@@ -273,60 +273,17 @@ Value Machine::execute(Frame &entry) {
         m.leave_inline();
     }
   } guard{*this, inline_depth_};
-  auto switch_to = [&](Frame *to, const Insn *at) {
-    fp = to;
-    code = fp->code;
-    base = code->insns.data();
-    K_ = code->consts.data();
-    R = fp->regs;
-    ip = at;
-  };
-  // An exception raised by the instruction before ip goes to the innermost frame's handler
-  // covering it, else to its caller's covering the call (an inline frame without one is left, as a
-  // nested call's would be); false when no frame of this execute() handles it.
-  auto to_handler = [&](TraceError &e) {
-    bool catchable = is_catchable(in_, e);
-    for (;;) {
-      std::uint32_t at = static_cast<std::uint32_t>(ip - 1 - base);
-      if (!e.loc.valid())
-        e.loc = code->locs[at];
-      if (catchable)
-        for (const Handler &h : code->handlers)
-          if (h.start <= at && at < h.end) {
-            R[h.exc] = exception_value(in_, e);
-            in_.loop_stack_.resize(fp->loop_base + h.loops);
-            ip = base + h.target;
-            return true;
-          }
-      if (fp == &entry)
-        return false;
-      InlineFrame &top = *inline_pool_[inline_depth_ - 1];
-      const Insn *call = top.call;
-      Frame *caller = top.caller;
-      top.instance = Value();
-      leave_inline();
-      switch_to(caller, call + 1);
-    }
-  };
-  // Returns from the innermost inline frame with `result`: the caller resumes after its call.
-  auto return_inline = [&](Value &value) {
-    Value result = std::move(value); // (the callee's registers are released below)
-    InlineFrame &top = *inline_pool_[inline_depth_ - 1];
-    const Insn *call = top.call;
-    Frame *caller = top.caller;
-    Value instance = std::move(top.instance);
-    leave_inline();
-    switch_to(caller, call + 1);
-    Value &dest = R[call->a];
-    if (!instance.is_none()) [[unlikely]] {
-      check_init_result(result);
-      dest = std::move(instance);
-    } else {
-      dest = std::move(result);
-    }
-    if ((call->flags & kBind) && dest.kind == K::Object) [[unlikely]]
-      bind_name(*fp, *call);
-  };
+  // The hot locals stay in registers: nothing takes their address (no lambda captures them);
+  // a frame switch reloads them from the new frame.
+#define NKICC_ENTER_FRAME(to, at)                                                                  \
+  do {                                                                                             \
+    fp = (to);                                                                                     \
+    code = fp->code;                                                                               \
+    base = code->insns.data();                                                                     \
+    K_ = code->consts.data();                                                                      \
+    R = fp->regs;                                                                                  \
+    ip = (at);                                                                                     \
+  } while (false)
 #define RK_B(in) (((in).flags & kConstB) ? K_[(in).b] : R[(in).b])
 #define RK_C(in) (((in).flags & kConstC) ? K_[(in).c] : R[(in).c])
 #define PC(in) static_cast<std::uint32_t>(&(in)-base)
@@ -708,7 +665,7 @@ Value Machine::execute(Frame &entry) {
           const CallSite &site = code->calls[in.d];
           if (auto *fn = exactly<FunctionObject>(R[in.b])) {
             if (InlineFrame *callee = enter_inline(*fn, R + in.b + 1, in.c, site, fp, &in)) {
-              switch_to(&callee->frame, callee->frame.code->insns.data());
+              NKICC_ENTER_FRAME(&callee->frame, callee->frame.code->insns.data());
               goto next_insn;
             }
           } else if (auto *cls = exactly<ClassObject>(R[in.b]); cls && site.keywords.empty()) {
@@ -723,7 +680,7 @@ Value Machine::execute(Frame &entry) {
                 InlineFrame *callee = enter_inline(*init_fn, R + in.b, in.c + 1u, site, fp, &in);
                 callee->instance = std::move(obj);
                 callee->keep_alive = std::move(keep);
-                switch_to(&callee->frame, callee->frame.code->insns.data());
+                NKICC_ENTER_FRAME(&callee->frame, callee->frame.code->insns.data());
                 goto next_insn;
               }
             }
@@ -739,7 +696,7 @@ Value Machine::execute(Frame &entry) {
               bool self = !is_unbound(R[in.b + 1]);
               Value *args = self ? R + in.b + 1 : R + in.b + 2;
               if (InlineFrame *callee = enter_inline(*fn, args, in.c + (self ? 1u : 0u), code->calls[in.d], fp, &in)) {
-                switch_to(&callee->frame, callee->frame.code->insns.data());
+                NKICC_ENTER_FRAME(&callee->frame, callee->frame.code->insns.data());
                 goto next_insn;
               }
             }
@@ -777,13 +734,19 @@ Value Machine::execute(Frame &entry) {
           in_.last_return_loc_ = LOC(in);
           if (fp == &entry)
             return std::move(R[in.a]);
-          return_inline(R[in.a]);
+          {
+            Resume r = return_inline(R[in.a]);
+            NKICC_ENTER_FRAME(r.frame, r.ip);
+            if (r.bad_init) [[unlikely]]
+              check_init_result(R[(ip - 1)->a]);
+          }
           goto next_insn;
         case Op::ReturnNone: {
           if (fp == &entry)
             return Value();
           Value none;
-          return_inline(none);
+          Resume r = return_inline(none);
+          NKICC_ENTER_FRAME(r.frame, r.ip);
           goto next_insn;
         }
         case Op::Raise:
@@ -841,8 +804,10 @@ Value Machine::execute(Frame &entry) {
       next_insn:;
       }
     } catch (TraceError &e) {
-      if (!to_handler(e))
+      Resume r = to_handler(e, fp, ip, &entry);
+      if (!r.frame)
         throw;
+      NKICC_ENTER_FRAME(r.frame, r.ip);
     } catch (const memory::BudgetExceeded &e) {
       // --max-memory reached: located at the statement that was running, and uncatchable by the
       // kernel (its id is no Python exception's), so that the trace ends here.
@@ -856,14 +821,68 @@ Value Machine::execute(Frame &entry) {
                    code->locs[at],
                    {},
                    Value()};
-      if (!to_handler(e))
+      Resume r = to_handler(e, fp, ip, &entry);
+      if (!r.frame)
         throw e;
+      NKICC_ENTER_FRAME(r.frame, r.ip);
     }
   }
 #undef RK_B
 #undef RK_C
 #undef PC
 #undef LOC
+#undef NKICC_ENTER_FRAME
+}
+
+Machine::Resume Machine::return_inline(Value &value) {
+  Value result = std::move(value); // (the callee's registers are released below)
+  InlineFrame &top = *inline_pool_[inline_depth_ - 1];
+  const Insn *call = top.call;
+  Frame *caller = top.caller;
+  Value instance = std::move(top.instance);
+  leave_inline();
+  Value &dest = caller->regs[call->a];
+  bool bad_init = false;
+  if (!instance.is_none()) [[unlikely]] {
+    // __init__ returned a value: it goes to the call's register, whose TypeError the caller
+    // raises at its call once it resumes.
+    bad_init = !result.is_none();
+    dest = bad_init ? std::move(result) : std::move(instance);
+  } else {
+    dest = std::move(result);
+  }
+  if ((call->flags & kBind) && dest.kind == Value::Kind::Object) [[unlikely]]
+    bind_name(*caller, *call);
+  return {caller, call + 1, bad_init};
+}
+
+Machine::Resume Machine::to_handler(TraceError &e, Frame *fp, const Insn *ip, Frame *entry) {
+  // The exception raised by the instruction before ip goes to the innermost frame's handler
+  // covering it, else to its caller's covering the call (an inline frame without one is left,
+  // as a nested call's would be).
+  bool catchable = is_catchable(in_, e);
+  for (;;) {
+    const Code &code = *fp->code;
+    std::uint32_t at = static_cast<std::uint32_t>(ip - 1 - code.insns.data());
+    if (!e.loc.valid())
+      e.loc = code.locs[at];
+    if (catchable)
+      for (const Handler &h : code.handlers)
+        if (h.start <= at && at < h.end) {
+          fp->regs[h.exc] = exception_value(in_, e);
+          in_.loop_stack_.resize(fp->loop_base + h.loops);
+          return {fp, code.insns.data() + h.target};
+        }
+    if (fp == entry)
+      return {};
+    InlineFrame &top = *inline_pool_[inline_depth_ - 1];
+    const Insn *call = top.call;
+    Frame *caller = top.caller;
+    top.instance = Value();
+    leave_inline();
+    fp = caller;
+    ip = call + 1;
+  }
 }
 
 } // namespace nkicc::eval

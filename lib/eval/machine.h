@@ -184,6 +184,19 @@ private:
                             const Insn *call);
   /// Pops the innermost inline frame, as a finished call_simple would.
   void leave_inline();
+  /// Where execute() resumes: a frame and its next instruction (a null frame: nowhere).
+  struct Resume {
+    Frame *frame = nullptr;
+    const Insn *ip = nullptr;
+    bool bad_init = false; ///< a constructor's __init__ returned a value (in the call's register)
+  };
+  /// Returns from the innermost inline frame with `value` (moved from): the caller's call
+  /// instruction gets it, and the caller resumes after that instruction.
+  Resume return_inline(Value &value);
+  /// The handler an exception raised by the instruction before `ip` of `fp` goes to: the
+  /// frame's own, else its caller's (inline frames left on the way), up to `entry`; nowhere when
+  /// none of them has one.
+  Resume to_handler(trace::TraceError &e, Frame *fp, const Insn *ip, Frame *entry);
   /// Releases a finished frame's registers (and the closures only it reached).
   void release_frame(const Code &code, Value *regs, std::size_t nregs, const RegisterStack::Mark &mark);
   /// A function's frame over `regs`, whose first registers hold its arguments.

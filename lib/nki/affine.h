@@ -28,7 +28,7 @@ Value affine_value(const Affine &a);
 
 /// `nl.program_id(axis)` and integer arithmetic on it: usable in index arithmetic, never in
 /// Python control flow.
-class AffineObject : public Object {
+class AffineObject final : public Object {
 public:
   explicit AffineObject(Affine a) : value(a) {}
   std::string_view type_name() const override { return "program_id"; }

@@ -24,7 +24,7 @@ struct IndexTerm {
 /// An index tile: an affine combination of the axes of an index space of `rank` axes plus a
 /// constant that may carry program ids. `nl.arange(n)` is one term on axis 0 of a 1-D space
 /// (`placed` false) until `[:, None]` places it on an axis of a larger one.
-class IndexObject : public Object {
+class IndexObject final : public Object {
 public:
   std::string_view type_name() const override { return "IndexTile"; }
   Value get_item(Interpreter &, const Value &key) override;
@@ -51,7 +51,7 @@ public:
 
 /// A predicate over index tiles (`mask=(i * 128 + ix < n)`), recorded on the instruction and
 /// relaxing bounds checks, as in NKI.
-class MaskObject : public Object {
+class MaskObject final : public Object {
 public:
   std::string_view type_name() const override { return "Mask"; }
   std::optional<Value> binary_op(Interpreter &, python::BinOpKind op, const Value &other, bool reflected) override;

@@ -20,7 +20,7 @@ public:
 
 /// `nl.par_dim(n)`: marks the partition dimension in a shape (`(8, nl.par_dim(128), 512)`);
 /// anywhere else it is the int n.
-class ParDimObject : public Object {
+class ParDimObject final : public Object {
 public:
   explicit ParDimObject(std::int64_t n) : size(n) {}
   std::string_view type_name() const override { return "par_dim"; }
@@ -34,7 +34,7 @@ public:
 /// A member of `nisa.oob_mode` (`neuronxcc.nki.isa.constants.oob_mode`): what an indirect DMA
 /// does with an index outside its dimension: `error` (the default) stops with a run-time error,
 /// `skip` drops the elements it would move.
-class OobModeObject : public Object {
+class OobModeObject final : public Object {
 public:
   explicit OobModeObject(bool skip_out_of_bounds) : skip(skip_out_of_bounds) {}
   std::string_view type_name() const override { return "oob_mode"; }
@@ -45,7 +45,7 @@ public:
 /// A member of `nisa.dge_mode`: which descriptor generation engine a DMA uses (`unknown` lets
 /// the compiler choose, `swdge` software, `hwdge` hardware, `none` no DGE). It changes how the
 /// device issues a DMA, not what the DMA moves: nkicc records it on the instruction.
-class DgeModeObject : public Object {
+class DgeModeObject final : public Object {
 public:
   explicit DgeModeObject(std::string mode_name) : name(std::move(mode_name)) {}
   std::string_view type_name() const override { return "dge_mode"; }
@@ -55,7 +55,7 @@ public:
 
 /// A member of `nisa.matmul_perf_mode`: `none`, or `double_row` (FP8 double performance mode of
 /// nc_matmul, NeuronCore-v3 and newer).
-class MatmulPerfModeObject : public Object {
+class MatmulPerfModeObject final : public Object {
 public:
   explicit MatmulPerfModeObject(std::string mode_name) : name(std::move(mode_name)) {}
   std::string_view type_name() const override { return "matmul_perf_mode"; }
@@ -65,7 +65,7 @@ public:
 
 /// A member of `nisa.nc_version`: a NeuronCore generation (gen2 is trn1/inf2, gen3 trn2, gen4
 /// trn3). Members order by generation, as kernels test `nisa.get_nc_version() >= nc_version.gen3`.
-class NcVersionObject : public Object {
+class NcVersionObject final : public Object {
 public:
   explicit NcVersionObject(int gen) : generation(gen) {}
   std::string_view type_name() const override { return "nc_version"; }
@@ -79,7 +79,7 @@ public:
 /// A member of `nisa.reduce_cmd`: what an instruction with a fused reduction does to its
 /// engine's accumulator registers (one per partition): `idle` leaves them, `reset` zeroes them,
 /// `reduce` accumulates into them, `reset_reduce` does both, `load_reduce` loads then accumulates.
-class ReduceCmdObject : public Object {
+class ReduceCmdObject final : public Object {
 public:
   explicit ReduceCmdObject(std::string cmd_name) : name(std::move(cmd_name)) {}
   std::string_view type_name() const override { return "reduce_cmd"; }
@@ -91,7 +91,7 @@ public:
 /// its left operand, so nothing is emitted until the result is assigned into that destination
 /// (`acc[...] = nl.loop_reduce(x, op=np.add, loop_indices=[k])` is `acc = op(acc, x)`, one
 /// TensorTensor). Used any other way it is an error naming the form (view_operators.cpp).
-class LoopReduceObject : public Object {
+class LoopReduceObject final : public Object {
 public:
   std::string_view type_name() const override { return "loop_reduce"; }
   std::string repr() const override { return "<nl.loop_reduce(" + op + ") result>"; }
@@ -103,7 +103,7 @@ public:
 
 /// `nl.affine_range`, `nl.sequential_range`, `nl.static_range`: Python ranges that record
 /// their loop kind on the instructions emitted in their body.
-class NkiRangeObject : public Object {
+class NkiRangeObject final : public Object {
 public:
   std::string_view type_name() const override { return "range"; }
   std::unique_ptr<Iterator> iterate(Interpreter &) override;
@@ -116,7 +116,7 @@ public:
 /// `@nki.jit` (and baremetal, benchmark, ...): wraps the kernel function. `kernel[2, 4]` gives
 /// a launch with a grid; calling either from inside a traced kernel inlines it (seed 001
 /// inline_function), and a grid there is err_nested_kernel_with_spmd_grid.
-class JitKernel : public Object {
+class JitKernel final : public Object {
 public:
   std::string_view type_name() const override { return "GenericKernel"; }
   Value call(Interpreter &, CallArgs &args) override;

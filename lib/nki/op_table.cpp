@@ -141,14 +141,29 @@ OpInfo parse_signature(const OpDef &def) {
     }
     info.params.push_back(std::move(p));
   }
+  if (info.params.size() >= OpInfo::kTableSize / 2)
+    bad_signature(s, "too many parameters");
+  info.table.fill(0xff);
+  for (std::size_t i = 0; i < info.params.size(); ++i) {
+    std::size_t h = OpInfo::hash(info.params[i].name);
+    while (info.table[h] != 0xff)
+      h = (h + 1) & (OpInfo::kTableSize - 1);
+    info.table[h] = static_cast<std::uint8_t>(i);
+  }
+  info.mask_index = info.index("mask");
   return info;
 }
 
 std::size_t OpInfo::index(std::string_view param) const {
-  for (std::size_t i = 0; i < params.size(); ++i)
+  if (param.empty())
+    return params.size();
+  for (std::size_t h = hash(param);; h = (h + 1) & (kTableSize - 1)) {
+    std::uint8_t i = table[h];
+    if (i == 0xff)
+      return params.size();
     if (params[i].name == param)
       return i;
-  return params.size();
+  }
 }
 
 OpCall::OpCall(NkiRuntime *runtime, KernelBuilder *builder, const OpInfo &info, Interpreter &interpreter,
@@ -189,7 +204,7 @@ OpCall::OpCall(NkiRuntime *runtime, KernelBuilder *builder, const OpInfo &info, 
   }
   // A masked access may reach past a tensor's end (NKI relaxes the bounds where the mask
   // holds), so the bounds are checked after the mask is known.
-  std::size_t mask = op.index("mask");
+  std::size_t mask = op.mask_index;
   if (mask < params.size() && values_[mask]->kind == Value::Kind::Bool) {
     // `mask=(i * 128 < n)` where every term is a Python int is a bool: True masks nothing (as
     // no mask), False every element (the predicate that never holds).
@@ -348,11 +363,11 @@ namespace {
 /// the result's iteration space, so it goes on each instruction the call emitted whose
 /// destination has the shape of the last one's (not on a helper transpose of an operand).
 Value lower_masked(const OpInfo &op, OpCall &c) {
-  const MaskObject *mask_arg = op.index("mask") < op.params.size() ? c.mask() : nullptr;
+  const MaskObject *mask_arg = op.mask_index < op.params.size() ? c.mask() : nullptr;
   const std::string *mask = mask_arg ? &mask_arg->text : nullptr;
   // Without mask=, an operand masked by subscript (`t[i_p, i_f][mask]`) masks the op.
   std::shared_ptr<const std::string> subscript;
-  if (!mask && op.index("mask") < op.params.size())
+  if (!mask && op.mask_index < op.params.size())
     for (const ParamDef &p : op.params) {
       if (p.kind != ParamKind::Tile && p.kind != ParamKind::Tensor && p.kind != ParamKind::TileOrScalar)
         continue;

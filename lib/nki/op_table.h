@@ -21,6 +21,8 @@
 #include "builder.h"
 #include "tensor.h"
 
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -90,6 +92,18 @@ struct OpInfo {
   std::string_view name;
   std::vector<ParamDef> params;
   std::size_t index(std::string_view param) const; ///< params.size() when there is none
+  /// The index of `mask`, or params.size(): asked on every call.
+  std::size_t mask_index = 0;
+
+  /// Parameters by name: an open-addressing table of indices (0xff: empty), so that the many
+  /// lookups a lowering makes (`c.get("dtype")`) cost a hash and one comparison.
+  static constexpr std::size_t kTableSize = 64;
+  std::array<std::uint8_t, kTableSize> table{};
+  static std::size_t hash(std::string_view name) {
+    return (name.size() * 31 + static_cast<unsigned char>(name.front()) * 7 +
+            static_cast<unsigned char>(name.back())) &
+           (kTableSize - 1);
+  }
 };
 
 /// Parses an OpDef's signature; a malformed one is a bug in the table (an internal error).

@@ -16,7 +16,7 @@ struct IndirectIndex {
   std::int64_t size = 0;   ///< the indexed dimension's size
 };
 
-class TensorRef : public Object {
+class TensorRef final : public Object {
 public:
   std::string_view type_name() const override;
   std::optional<Value> get_attr(Interpreter &, std::string_view name) override;
@@ -51,7 +51,7 @@ public:
 /// A tensor with block dimensions (`nl.ndarray((8, nl.par_dim(128), 512))`): indexing its
 /// block dimensions with integers yields the block, a tile of its own (`a[i]`, `a[i, j, :, 0:64]`).
 /// Whole, it is no tile: an op given one raises NKI's err_failed_to_infer_tile_from_local_tensor.
-class BlockTensorRef : public Object {
+class BlockTensorRef final : public Object {
 public:
   std::string_view type_name() const override { return "tensor"; }
   std::optional<Value> get_attr(Interpreter &, std::string_view name) override;

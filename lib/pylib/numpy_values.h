@@ -13,7 +13,7 @@
 namespace nkicc::trace::numpy {
 
 /// A NumPy scalar: one element of a type, with NumPy's arithmetic.
-class NumpyScalar : public Object {
+class NumpyScalar final : public Object {
 public:
   explicit NumpyScalar(Scalar v) : value(v) {}
   std::string_view type_name() const override;

@@ -8,7 +8,7 @@
 
 namespace nkicc::trace::pylib {
 
-class SetObject : public Object, public std::enable_shared_from_this<SetObject> {
+class SetObject final : public Object, public std::enable_shared_from_this<SetObject> {
 public:
   explicit SetObject(bool frozen) : frozen_(frozen) { clear_table(); }
   SetObject(const SetObject &other) = default;

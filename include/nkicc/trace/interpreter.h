@@ -93,7 +93,7 @@ private:
 /// A module nkicc does not model (`torch`, `argparse`, ...): attribute access and calls give
 /// further placeholders, so host code at module level is harmless; using one inside a traced
 /// kernel (arithmetic, control flow, indexing) is an error naming the module (SPEC §3).
-class OpaqueObject : public Object {
+class OpaqueObject final : public Object {
 public:
   /// `unmodelled`: the placeholder stands for a name real Python, NumPy or NKI has and nkicc
   /// does not model yet (lib/pylib/unmodelled.cpp): using it in a kernel says so
@@ -142,7 +142,7 @@ private:
 };
 
 /// A variable shared between a function and the functions nested in it (CPython's cell).
-class Cell : public Object {
+class Cell final : public Object {
 public:
   /// The live cells of one interpreter, which breaks the cycles through them when it ends (a
   /// nested function that calls itself holds the cell that holds it).
@@ -217,7 +217,7 @@ public:
 };
 
 /// `range(start, stop, step)`: lazy, so that `for i in range(65536)` never builds a list.
-class RangeObject : public Object {
+class RangeObject final : public Object {
 public:
   RangeObject(std::int64_t first, std::int64_t last, std::int64_t stride) : start(first), stop(last), step(stride) {}
   std::string_view type_name() const override { return "range"; }
@@ -242,7 +242,7 @@ public:
 
 /// A built-in exception class (`ValueError`): calling it makes an ExceptionObject, which
 /// `raise` turns into a TraceError with the class name as id.
-class ExceptionTypeObject : public Object {
+class ExceptionTypeObject final : public Object {
 public:
   explicit ExceptionTypeObject(std::string type) : name(std::move(type)) {}
   std::string_view type_name() const override { return "type"; }
@@ -250,7 +250,7 @@ public:
   std::string repr() const override { return "<class '" + name + "'>"; }
   std::string name;
 };
-class ExceptionObject : public Object {
+class ExceptionObject final : public Object {
 public:
   std::string_view type_name() const override { return type; }
   std::optional<Value> get_attr(Interpreter &interp, std::string_view name) override;

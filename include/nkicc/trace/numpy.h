@@ -23,7 +23,7 @@ enum class NpType : std::uint8_t;
 /// A NumPy dtype: `np.float32` (the scalar type, callable: `np.float32(1.5)`) or
 /// `np.dtype('float32')` / `tile.dtype` (a dtype instance). The two compare equal, as in NumPy.
 /// NKI ops take either as `dtype=`.
-class DTypeObject : public Object {
+class DTypeObject final : public Object {
 public:
   DTypeObject(numpy::NpType type, bool is_scalar_type) : np_type(type), scalar_type(is_scalar_type) {}
   std::string_view type_name() const override { return scalar_type ? "type" : "dtype"; }
@@ -48,7 +48,7 @@ Value make_dtype_value(DType dtype, bool scalar_type);
 /// A host NumPy array: elements of one dtype in a byte buffer, with a shape and byte strides,
 /// so that indexing and slicing give views of the same buffer, as in NumPy.
 /// `nl.shared_constant` takes one (contiguous_bytes() gives its elements in C order).
-class HostArray : public Object, public std::enable_shared_from_this<HostArray> {
+class HostArray final : public Object, public std::enable_shared_from_this<HostArray> {
 public:
   numpy::NpType type;
   std::vector<std::int64_t> shape;
