@@ -575,7 +575,6 @@ void Compiler::comp_loop(const Expr &e, NodeList<Comprehension> gens, std::size_
   std::uint16_t it = temps(4);
   // c = 1: a comprehension's loop records no loop kind.
   emit(Op::ForPrep, it, iterable, 1, 0, g.iter->begin());
-  std::uint32_t head = pc();
   std::uint16_t item = target_register(*g.target);
   std::uint32_t exit = emit(Op::ForNext, it, item, 0, 0, e.begin(), item_flags(*g.target));
   begin_statement(g.begin());
@@ -598,7 +597,7 @@ void Compiler::comp_loop(const Expr &e, NodeList<Comprehension> gens, std::size_
   }
   end_statement();
   patch_all(skip, pc());
-  emit(Op::Jump, 0, 0, 0, head);
+  emit(Op::ForLoop, it, item, 0, exit + 1, e.begin(), item_flags(*g.target));
   patch(exit, pc());
   top_ = mark;
 }

@@ -362,7 +362,9 @@ void Compiler::for_stmt(const ForStmt &f) {
   assign_from(*f.target, item);
   loops_.push_back({head, {}, unwinds_.size(), f.begin()});
   block(f.body);
-  emit(Op::Jump, 0, 0, 0, head);
+  // The body's end takes the next item itself and goes back to just after the head (one
+  // instruction an iteration instead of a jump and the head's); `continue` still jumps to the head.
+  emit(Op::ForLoop, it, item, 0, exit + 1, f.begin(), item_flags(*f.target));
   Loop loop = std::move(loops_.back());
   loops_.pop_back();
   restore(before);

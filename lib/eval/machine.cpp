@@ -622,39 +622,17 @@ Value Machine::execute(Frame &entry) {
         case Op::ForPrep:
           for_prep(*fp, in);
           break;
-        case Op::ForNext: {
-          Value *it = R + in.a;
-          switch (it[0].i) {
-          case kForRange:
-            if (it[3].i <= 0) {
-              ip = base + in.d;
-              goto next_insn;
-            }
-            set_int(R[in.b], it[1].i);
-            it[1].i =
-                static_cast<std::int64_t>(static_cast<std::uint64_t>(it[1].i) + static_cast<std::uint64_t>(it[2].i));
-            --it[3].i;
-            break;
-          case kForSeq: {
-            const auto &items = it[1].seq().items;
-            auto k = static_cast<std::size_t>(it[2].i);
-            if (k >= items.size()) {
-              ip = base + in.d;
-              goto next_insn;
-            }
-            R[in.b] = items[k];
-            it[2].i = static_cast<std::int64_t>(k + 1);
-            break;
-          }
-          default:
-            if (!for_next_slow(*fp, in)) {
-              ip = base + in.d;
-              goto next_insn;
-            }
-            break;
+        case Op::ForNext:
+          if (!next_item(R, in)) {
+            ip = base + in.d;
+            goto next_insn;
           }
           break;
-        }
+        case Op::ForLoop:
+          if (!next_item(R, in))
+            goto next_insn;
+          ip = base + in.d;
+          break;
         case Op::LoopPush:
           in_.loop_stack_.push_back(in_.current_loop_kind());
           break;
@@ -797,7 +775,7 @@ Value Machine::execute(Frame &entry) {
         }
         if (in.flags & kBind) [[unlikely]] {
           // Only an object takes its name (a tile created without `name=`).
-          std::uint16_t r = in.op == Op::ForNext || in.op == Op::StoreDeref ? in.b : in.a;
+          std::uint16_t r = in.op == Op::ForNext || in.op == Op::ForLoop || in.op == Op::StoreDeref ? in.b : in.a;
           if (R[r].kind == K::Object)
             bind_name(*fp, in);
         }

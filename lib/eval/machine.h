@@ -85,6 +85,9 @@ struct Frame {
   std::size_t loop_base = 0;
 };
 
+/// How a `for` loop's iteration state (four registers) steps: R[it] is the mode.
+enum ForMode : std::int64_t { kForRange = 0, kForSeq = 1, kForIter = 2 };
+
 class Machine {
 public:
   explicit Machine(Interpreter &in);
@@ -223,7 +226,34 @@ private:
   void bind_name(Frame &f, const Insn &in);
   Value make_function(Frame &f, const Insn &in);
   void for_prep(Frame &f, const Insn &in);
-  bool for_next_slow(Frame &f, const Insn &in);
+  bool for_next_slow(Value *regs, const Insn &in);
+  /// ForNext and ForLoop: the next item of the iteration R[a] into R[b]; false when exhausted.
+  [[gnu::always_inline]] bool next_item(Value *regs, const Insn &in) {
+    Value *it = regs + in.a;
+    switch (it[0].i) {
+    case kForRange:
+      if (it[3].i <= 0)
+        return false;
+      if (regs[in.b].is_heap())
+        regs[in.b] = Value();
+      regs[in.b].kind = Value::Kind::Int;
+      regs[in.b].i = it[1].i;
+      it[1].i = static_cast<std::int64_t>(static_cast<std::uint64_t>(it[1].i) + static_cast<std::uint64_t>(it[2].i));
+      --it[3].i;
+      return true;
+    case kForSeq: {
+      const auto &items = it[1].seq().items;
+      auto k = static_cast<std::size_t>(it[2].i);
+      if (k >= items.size())
+        return false;
+      regs[in.b] = items[k];
+      it[2].i = static_cast<std::int64_t>(k + 1);
+      return true;
+    }
+    default:
+      return for_next_slow(regs, in);
+    }
+  }
   void unpack(Frame &f, const Insn &in);
   void inplace_name(Frame &f, const Insn &in);
   void aug_item(Frame &f, const Insn &in);
@@ -263,8 +293,6 @@ public:
   std::unique_ptr<trace::Iterator> it;
 };
 
-/// How a `for` loop's iteration state (four registers) steps: R[it] is the mode.
-enum ForMode : std::int64_t { kForRange = 0, kForSeq = 1, kForIter = 2 };
 
 /// Enters a function's frame: registers, the call depth and the kernel name, restored on exit
 /// however the call ends.

@@ -71,6 +71,7 @@ namespace nkicc::eval {
   X(Unpack,       "R[a], ..., R[a+c-1] = R[b]; d is the starred position or 0xffff")            \
   X(ForPrep,      "iteration state R[a..a+3] over R[b]; pushes the loop kind")                  \
   X(ForNext,      "R[b] = next item of the iteration R[a], or pc = d when exhausted")           \
+  X(ForLoop,      "R[b] = next item of the iteration R[a] and pc = d, or on when exhausted (a loop's end)") \
   X(LoopPush,     "pushes the enclosing loop kind (a while loop)")                              \
   X(LoopPop,      "pops the innermost loop kind")                                               \
   X(Call,         "R[a] = R[b](R[b+1], ..., R[b+c]) with call site d (keywords last)")          \

@@ -97,6 +97,7 @@ void Machine::bind_name(Frame &f, const Insn &in) {
     v = &f.regs[in.b];
     break;
   case Op::ForNext:
+  case Op::ForLoop:
     name = f.code->local_names[in.b];
     v = &f.regs[in.b];
     break;
@@ -220,13 +221,13 @@ void Machine::for_prep(Frame &f, const Insn &in) {
     in_.loop_stack_.push_back(kind);
 }
 
-bool Machine::for_next_slow(Frame &f, const Insn &in) {
-  Value *it = f.regs + in.a;
+bool Machine::for_next_slow(Value *regs, const Insn &in) {
+  Value *it = regs + in.a;
   auto *iter = static_cast<IteratorObject *>(it[1].object());
   Value item;
   if (!iter->it->next(item))
     return false;
-  f.regs[in.b] = std::move(item);
+  regs[in.b] = std::move(item);
   return true;
 }
 
