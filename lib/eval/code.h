@@ -70,6 +70,9 @@ struct AttrCache {
   void demote() { second = Entry{key, epoch, index, kind, slot}; }
 };
 
+/// An AttrCache's kind at a StoreAttr site: "write the instance's slot `index`".
+inline constexpr std::uint8_t kStoreSlot = 0x80;
+
 struct CallSite {
   SourceLoc loc;      ///< the call expression
   SourceLoc func_loc; ///< its callee

@@ -410,6 +410,15 @@ Value Machine::execute(Frame &entry) {
           break;
         }
         case Op::LoadAttr: {
+          // An instance's own attribute, as the site's cache knows it: read in place.
+          if (auto *inst = exactly<InstanceObject>(R[in.b])) {
+            const AttrCache &ac = code->attrs[in.d];
+            if (ac.key == inst->cls.get() && ac.epoch == class_epoch() && ac.kind == AttrPlan::Slot &&
+                ac.index < inst->slots.size() && !is_unbound(inst->slots[ac.index])) {
+              R[in.a] = inst->slots[ac.index];
+              break;
+            }
+          }
           Value v = load_attr(*fp, in, R[in.b]);
           R[in.a] = std::move(v);
           break;
@@ -418,6 +427,14 @@ Value Machine::execute(Frame &entry) {
           load_method(*fp, in);
           break;
         case Op::StoreAttr:
+          if (auto *inst = exactly<InstanceObject>(R[in.a])) {
+            const AttrCache &ac = code->attrs[in.d];
+            if (ac.key == inst->cls.get() && ac.epoch == class_epoch() && ac.kind == kStoreSlot &&
+                ac.index < inst->slots.size()) {
+              inst->slots[ac.index] = R[in.b];
+              break;
+            }
+          }
           store_attr(*fp, in);
           break;
         case Op::DeleteAttr:
@@ -464,43 +481,54 @@ Value Machine::execute(Frame &entry) {
         case Op::Add: {
           const Value &x = RK_B(in), &y = RK_C(in);
           std::int64_t out;
-          if (int_operands(x, y) && !__builtin_add_overflow(x.i, y.i, &out))
+          if (int_operands(x, y) && !__builtin_add_overflow(x.i, y.i, &out)) {
             set_int(R[in.a], out);
-          else if (float_operands(x, y))
+            goto next_insn; // (a number takes no name: no kBind check)
+          }
+          if (float_operands(x, y)) {
             set_float(R[in.a], x.f + y.f);
-          else
-            R[in.a] = in_.binary_op(BinOpKind::Add, x, y, LOC(in));
+            goto next_insn;
+          }
+          R[in.a] = in_.binary_op(BinOpKind::Add, x, y, LOC(in));
           break;
         }
         case Op::Sub: {
           const Value &x = RK_B(in), &y = RK_C(in);
           std::int64_t out;
-          if (int_operands(x, y) && !__builtin_sub_overflow(x.i, y.i, &out))
+          if (int_operands(x, y) && !__builtin_sub_overflow(x.i, y.i, &out)) {
             set_int(R[in.a], out);
-          else if (float_operands(x, y))
+            goto next_insn; // (a number takes no name: no kBind check)
+          }
+          if (float_operands(x, y)) {
             set_float(R[in.a], x.f - y.f);
-          else
-            R[in.a] = in_.binary_op(BinOpKind::Sub, x, y, LOC(in));
+            goto next_insn;
+          }
+          R[in.a] = in_.binary_op(BinOpKind::Sub, x, y, LOC(in));
           break;
         }
         case Op::Mul: {
           const Value &x = RK_B(in), &y = RK_C(in);
           std::int64_t out;
-          if (int_operands(x, y) && !__builtin_mul_overflow(x.i, y.i, &out))
+          if (int_operands(x, y) && !__builtin_mul_overflow(x.i, y.i, &out)) {
             set_int(R[in.a], out);
-          else if (float_operands(x, y))
+            goto next_insn; // (a number takes no name: no kBind check)
+          }
+          if (float_operands(x, y)) {
             set_float(R[in.a], x.f * y.f);
-          else
-            R[in.a] = in_.binary_op(BinOpKind::Mult, x, y, LOC(in));
+            goto next_insn;
+          }
+          R[in.a] = in_.binary_op(BinOpKind::Mult, x, y, LOC(in));
           break;
         }
         case Op::Binary:
-          if (!fast_binary(static_cast<BinOpKind>(in.d), RK_B(in), RK_C(in), R[in.a]))
-            R[in.a] = in_.binary_op(static_cast<BinOpKind>(in.d), RK_B(in), RK_C(in), LOC(in));
+          if (fast_binary(static_cast<BinOpKind>(in.d), RK_B(in), RK_C(in), R[in.a]))
+            goto next_insn;
+          R[in.a] = in_.binary_op(static_cast<BinOpKind>(in.d), RK_B(in), RK_C(in), LOC(in));
           break;
         case Op::InplaceName:
-          if (!fast_binary(static_cast<BinOpKind>(in.d), R[in.b], RK_C(in), R[in.a]))
-            inplace_name(*fp, in);
+          if (fast_binary(static_cast<BinOpKind>(in.d), R[in.b], RK_C(in), R[in.a]))
+            goto next_insn;
+          inplace_name(*fp, in);
           break;
         case Op::AugItem:
           aug_item(*fp, in);
@@ -516,10 +544,11 @@ Value Machine::execute(Frame &entry) {
         case Op::Compare: {
           const Value &x = RK_B(in), &y = RK_C(in);
           auto op = static_cast<CmpOpKind>(in.d);
-          if (std::optional<bool> r = fast_compare(op, x, y))
+          if (std::optional<bool> r = fast_compare(op, x, y)) {
             set_bool(R[in.a], *r);
-          else
-            R[in.a] = in_.compare(op, x, y, LOC(in));
+            goto next_insn;
+          }
+          R[in.a] = in_.compare(op, x, y, LOC(in));
           break;
         }
         case Op::Jump:

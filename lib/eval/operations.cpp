@@ -153,7 +153,6 @@ void Machine::store_attr(Frame &f, const Insn &in) {
   if (auto *inst = exactly<InstanceObject>(obj)) {
     ClassObject *cls = inst->cls.get();
     // A store site's cache: kind kStoreSlot means "write slot index".
-    constexpr std::uint8_t kStoreSlot = 0x80;
     if (!ac.probe(cls, class_epoch()) || ac.kind != kStoreSlot) {
       ac.demote();
       const Value *setattr = cls->lookup("__setattr__");
