@@ -213,8 +213,16 @@ template <class T> std::uint32_t ListInterner<T>::intern(const T *items, std::si
       return static_cast<std::uint32_t>(entries_.size() - 1);
     }
     const Entry &e = entries_[slot - 1];
-    if (e.hash == h && e.count == count && std::equal(items, items + count, items_.begin() + e.start))
-      return slot - 1;
+    if (e.hash == h && e.count == count) {
+      // An element loop, not std::equal: these lists are a few items long, and std::equal of
+      // trivially copyable items becomes a call to memcmp.
+      const T *stored = items_.data() + e.start;
+      std::size_t k = 0;
+      while (k < count && items[k] == stored[k])
+        ++k;
+      if (k == count)
+        return slot - 1;
+    }
   }
 }
 
@@ -267,7 +275,7 @@ Operand Function::store(const AccessPattern &ap) {
   op.tensor = ap.tensor;
   std::uint32_t pattern = patterns_.intern(ap.pattern.data(), ap.pattern.size());
   // Most views have no grid term: id 0 without a lookup.
-  bool gridless = ap.program_offset == std::array<std::int64_t, kMaxGridAxes>{};
+  bool gridless = std::all_of(ap.program_offset.begin(), ap.program_offset.end(), [](std::int64_t c) { return c == 0; });
   std::uint32_t program = gridless ? 0 : programs_.intern(ap.program_offset.data(), ap.program_offset.size());
   // Consecutive operands often share their view (a loop's loads): no second lookup then.
   if (pattern != recent_view_.pattern || program != recent_view_.program) {
