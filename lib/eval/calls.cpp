@@ -4,6 +4,8 @@
 // defaults and closure cells.
 #include "eval/machine.h"
 
+#include "pylib/methods.h"
+
 #include <array>
 
 namespace nkicc::eval {
@@ -504,13 +506,22 @@ Value Machine::call_method(Frame &f, const Insn &in) {
         a.keywords.emplace_back(site.keywords[k], std::move(args[npos + k]));
     }
     count_step(site.loc);
-    std::optional<Value> out;
-    {
-      LocScope at(in_, site.loc);
-      out = in_.call_method(self, site.attr.name.name(), a);
+    // The site remembers the method it found for this kind of value (a dict subclass's
+    // methods depend on more than the kind: those are looked up each time).
+    auto &cached = const_cast<CallSite &>(site);
+    bool by_kind = self.kind != K::Dict || self.dict_data().flavor == trace::DictData::Flavor::Dict;
+    trace::pylib::MethodImpl impl = by_kind && cached.method_kind == self.kind ? cached.method : nullptr;
+    if (!impl) {
+      impl = trace::pylib::value_method(self, site.attr.name.name());
+      if (impl && by_kind) {
+        cached.method_kind = self.kind;
+        cached.method = impl;
+      }
     }
-    if (out)
-      return std::move(*out);
+    if (impl) {
+      LocScope at(in_, site.loc);
+      return impl(in_, self, a);
+    }
     // Not one of the type's methods: the attribute itself (lib: a special method such as
     // `x.__add__`, or a placeholder for a method nkicc does not model), or AttributeError.
     Value fn = in_.get_attr(self, site.attr.name.name(), site.func_loc);

@@ -84,6 +84,10 @@ struct CallSite {
   /// How the last compiled function called here binds its arguments (machine.h's
   /// SimpleBinding, by the callee's code and argument count): a call site almost always calls
   /// one function the same way, so the keywords are matched to parameters once.
+  /// A method of a built-in value called here (`xs.append(x)`): the value kind it was found
+  /// for, and the method (pylib's MethodImpl), so that the next call skips the lookup by name.
+  Value::Kind method_kind = Value::Kind::None;
+  Value (*method)(trace::Interpreter &, const Value &self, trace::CallArgs &) = nullptr;
   const Code *plan_code = nullptr;
   std::size_t plan_n = 0;
   std::uint64_t plan_bound = 0;

@@ -304,13 +304,6 @@ std::optional<Value> data_attr(const Value &v, std::string_view name) {
   return std::nullopt;
 }
 
-/// The method of a built-in value: a dict subclass's own first.
-MethodImpl value_method(const Value &self, std::string_view name) {
-  if (self.kind == K::Dict && self.dict_data().flavor != DictData::Flavor::Dict)
-    if (MethodImpl m = flavor_method(self.dict_data().flavor, name))
-      return m;
-  return find_method(self.kind, name);
-}
 
 /// The Python type whose attribute `name` is looked up, for the tables of real names.
 std::string_view attr_owner(const Value &v) {
@@ -340,6 +333,13 @@ std::string_view attr_owner(const Value &v) {
   }
 }
 } // namespace
+
+MethodImpl pylib::value_method(const Value &self, std::string_view name) {
+  if (self.kind == K::Dict && self.dict_data().flavor != DictData::Flavor::Dict)
+    if (MethodImpl m = flavor_method(self.dict_data().flavor, name))
+      return m;
+  return find_method(self.kind, name);
+}
 
 /// The special methods of built-in values (`seq.__getitem__` as a sort key, `x.__class__`):
 /// each is the interpreter's own protocol.

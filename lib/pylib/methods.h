@@ -24,6 +24,8 @@ std::span<const Method> float_methods();
 
 /// The method `name` of values of `kind`, or null.
 MethodImpl find_method(Value::Kind kind, std::string_view name);
+/// The method `name` of a built-in value (a dict subclass's own first), or null.
+MethodImpl value_method(const Value &self, std::string_view name);
 
 /// Checks the arguments of a method that takes positional arguments only (CPython's
 /// METH_VARARGS messages: `center expected at least 1 argument, got 0`).
