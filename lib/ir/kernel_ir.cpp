@@ -160,7 +160,6 @@ std::string_view opcode_name(Opcode op) {
   return "?";
 }
 
-bool is_on_chip(Memory m) { return m == Memory::Sbuf || m == Memory::Psum; }
 
 Shape AccessPattern::shape() const {
   Shape out;

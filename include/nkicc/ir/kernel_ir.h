@@ -39,7 +39,7 @@ std::string_view memory_name(Memory m);   ///< shared_hbm, private_hbm, sbuf, ps
 std::string_view role_name(TensorRole r); ///< input, output, internal, constant
 std::string_view engine_name(Engine e);   ///< tensor, vector, scalar, gpsimd, sync
 /// SBUF and PSUM hold tiles that allocate_on_chip() places; HBM tensors have no allocation.
-bool is_on_chip(Memory m);
+inline bool is_on_chip(Memory m) { return m == Memory::Sbuf || m == Memory::Psum; }
 
 using TensorId = std::uint32_t;
 
@@ -302,7 +302,9 @@ private:
   RecentView recent_view_{~0u, ~0u, 0}; ///< the pair store() interned last
   ListInterner<char> attr_keys_; ///< an attribute list's text, which identifies it
   std::vector<AttrList> attr_lists_;
-  std::array<std::uint32_t, 4> recent_attrs_{}; ///< the lists set_attrs() interned last (0 is the empty list)
+  /// The lists set_attrs() interned last (0 is the empty list): enough for the distinct lists
+  /// of one unrolled loop body (a softmax tile uses six), which a smaller ring would evict in turn.
+  std::array<std::uint32_t, 16> recent_attrs_{};
   std::uint32_t next_recent_ = 0;
 };
 
