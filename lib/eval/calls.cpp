@@ -158,11 +158,11 @@ Machine::InlineFrame *Machine::enter_inline(FunctionObject &fn, Value *args, std
     }
   }
   count_step(site.loc);
-  if (in_.function_frames_ >= in_.limits_.max_call_depth) {
+  if (in_.function_frames_ >= in_.limits_.max_call_depth) [[unlikely]] {
     LocScope at(in_, site.loc);
     raise_python("RecursionError", "maximum recursion depth exceeded");
   }
-  if (inline_depth_ == inline_pool_.size())
+  if (inline_depth_ == inline_pool_.size()) [[unlikely]]
     inline_pool_.push_back(std::make_unique<InlineFrame>());
   InlineFrame &top = *inline_pool_[inline_depth_++];
   top.caller = caller;
@@ -177,7 +177,7 @@ Machine::InlineFrame *Machine::enter_inline(FunctionObject &fn, Value *args, std
       regs[k] = std::move(args[k]);
   else
     bind_simple(fn, b, args, regs);
-  if (in_.function_frames_ == 0)
+  if (in_.function_frames_ == 0) [[unlikely]]
     in_.kernel_name_ = std::string(fn.name);
   ++in_.function_frames_;
   in_.call_depth_ = in_.function_frames_ - 1;
@@ -189,14 +189,20 @@ void Machine::leave_inline() {
   InlineFrame &top = *inline_pool_[--inline_depth_];
   --in_.function_frames_;
   in_.call_depth_ = in_.function_frames_ ? in_.function_frames_ - 1 : 0;
-  in_.loop_stack_.resize(top.frame.loop_base);
-  release_frame(*top.frame.code, top.frame.regs, top.nregs, top.mark);
+  if (in_.loop_stack_.size() != top.frame.loop_base) [[unlikely]]
+    in_.loop_stack_.resize(top.frame.loop_base);
+  const Code &code = *top.frame.code;
+  if (code.defines_functions && !code.cell_regs.empty()) [[unlikely]]
+    release_frame(code, top.frame.regs, top.nregs, top.mark);
+  else
+    stack_.pop(top.frame.regs, top.nregs, top.mark);
   in_.current_loc_ = top.saved_loc;
   if (top.frame.dynamic_ns) [[unlikely]] {
     top.frame.dynamic_ns.reset();
     top.frame.ns = nullptr;
   }
-  top.keep_alive = Value();
+  if (!top.keep_alive.is_none()) [[unlikely]]
+    top.keep_alive = Value();
 }
 
 void Machine::release_frame(const Code &code, Value *regs, std::size_t nregs, const RegisterStack::Mark &mark) {
@@ -311,21 +317,6 @@ void Machine::bind_arguments(FunctionObject &fn, const Code &code, CallArgs &arg
   if (!missing.empty())
     raise_python("TypeError", qn + "() missing " + std::to_string(missing.size()) + " required keyword-only argument" +
                                   (missing.size() == 1 ? "" : "s") + ": " + join_names(missing));
-}
-
-void Machine::prepare_frame(FunctionObject &fn, const Code &code, Value *regs, Frame &f) {
-  // Locals that are not parameters start unbound (the registers are None: only the payload
-  // changes); the closure's cells go to their registers.
-  for (std::size_t k = code.nparams; k < code.nlocals; ++k)
-    regs[k].i = 1;
-  for (std::size_t k = 0; k < code.free_regs.size() && k < fn.closure.size(); ++k)
-    regs[code.free_regs[k]] = Value::object(fn.closure[k]);
-  f.code = &code;
-  f.regs = regs;
-  f.module = &fn.module;
-  f.globals = fn.module ? &fn.module->globals() : nullptr;
-  f.fn = &fn;
-  f.loop_base = in_.loop_stack_.size();
 }
 
 Value Machine::run_function(FunctionObject &fn, const Code &code, Value *regs) {

@@ -55,8 +55,15 @@ public:
   }
   /// Releases the registers of the last push (LIFO), leaving them None.
   void pop(Value *regs, std::size_t n, const Mark &saved) {
-    for (std::size_t k = 0; k < n; ++k)
-      regs[k] = Value();
+    for (std::size_t k = 0; k < n; ++k) {
+      Value &r = regs[k];
+      if (r.is_heap()) {
+        r = Value();
+      } else {
+        r.kind = Value::Kind::None;
+        r.i = 0;
+      }
+    }
     chunk_ = saved.chunk;
     top_ = saved.top;
   }
@@ -202,8 +209,21 @@ private:
   Resume to_handler(trace::TraceError &e, Frame *fp, const Insn *ip, Frame *entry);
   /// Releases a finished frame's registers (and the closures only it reached).
   void release_frame(const Code &code, Value *regs, std::size_t nregs, const RegisterStack::Mark &mark);
-  /// A function's frame over `regs`, whose first registers hold its arguments.
-  void prepare_frame(FunctionObject &fn, const Code &code, Value *regs, Frame &f);
+  /// A function's frame over `regs`, whose first registers hold its arguments (the others are
+  /// None, fresh from the stack: an unbound local only needs its payload set).
+  [[gnu::always_inline]] void prepare_frame(FunctionObject &fn, const Code &code, Value *regs, Frame &f) {
+    for (std::size_t k = code.nparams; k < code.nlocals; ++k)
+      regs[k].i = 1;
+    if (!code.free_regs.empty()) [[unlikely]]
+      for (std::size_t k = 0; k < code.free_regs.size() && k < fn.closure.size(); ++k)
+        regs[code.free_regs[k]] = Value::object(fn.closure[k]);
+    f.code = &code;
+    f.regs = regs;
+    f.module = &fn.module;
+    f.globals = fn.module ? &fn.module->globals() : nullptr;
+    f.fn = &fn;
+    f.loop_base = in_.loop_stack_.size();
+  }
   /// The __init__ (a compiled function) of a plain class called at `site`, or null.
   const Value *plain_init(ClassObject &cls, const CallSite &site);
   static void check_init_result(const Value &result);
