@@ -678,18 +678,17 @@ Value Machine::execute(Frame &entry) {
           } else if (auto *cls = exactly<ClassObject>(R[in.b]); cls && site.keywords.empty()) {
             // `C(a, b)`: the instance and the arguments run __init__ inline.
             if (const Value *init = plain_init(*cls, site)) {
-              auto *init_fn = exactly<FunctionObject>(*init);
-              SimpleBinding b;
-              if (plan_simple(*init_fn, code_of(*init_fn), in.c + 1u, &site.keywords, b)) {
-                Value obj = Value::object(make_ref<InstanceObject>(Ref<ClassObject>(cls)));
-                R[in.b] = obj; // (the instance takes the callee's place, as `self`)
-                Value keep = *init; // (the class could drop its __init__ while it runs)
-                InlineFrame *callee = enter_inline(*init_fn, R + in.b, in.c + 1u, site, fp, &in);
+              Value keep = *init; // (the class could drop its __init__ while it runs)
+              Value obj = Value::object(make_ref<InstanceObject>(Ref<ClassObject>(cls)));
+              Value callee_value = std::exchange(R[in.b], obj); // the instance is `self`
+              auto *init_fn = exactly<FunctionObject>(keep);
+              if (InlineFrame *callee = enter_inline(*init_fn, R + in.b, in.c + 1u, site, fp, &in)) {
                 callee->instance = std::move(obj);
                 callee->keep_alive = std::move(keep);
                 NKICC_ENTER_FRAME(&callee->frame, callee->frame.code->insns.data());
                 goto next_insn;
               }
+              R[in.b] = std::move(callee_value); // (the general call below binds the arguments)
             }
           }
           Value out = call_registers(R[in.b], R + in.b + 1, in.c, site);
