@@ -1082,28 +1082,37 @@ std::optional<DriverOutput> run_key(const DriverOptions &options, SourceManager 
     return std::nullopt;
   if (options.explain_keys)
     return explain_keys(options, sources, diags, *manifest, pipeline);
-  std::string out;
-  for (const Call &call : manifest->calls) {
-    if (!options.text.calls.accepts(call.index, call.is_external() ? call.external().kernel : call.internal().internal))
-      continue;
-    if (!out.empty())
-      out += '\n';
-    if (call.is_external()) {
-      const ExternalCall &e = call.external();
-      auto key = specialization_key(e, {}, target->is_fallback, diags);
-      if (!key)
+  // Written as it is produced (a key's text is about as large as its call in the description):
+  // a run with errors leaves no output, as the tool discards the output when any is reported.
+  auto out = emit_text(options, files_read(*manifest, sources, &pipeline.registry()), [&](TextSink &sink) {
+    bool first = true;
+    for (const Call &call : manifest->calls) {
+      if (!options.text.calls.accepts(call.index,
+                                      call.is_external() ? call.external().kernel : call.internal().internal))
         continue;
-      out += fmt::format("call {}: kernel {}\n  specialization key: {}\n", call.index, e.kernel, py_repr(*key));
-    } else {
-      const InternalCall &c = call.internal();
-      std::string text = key_components_string(internal_key_components(c, *target->info));
-      out += fmt::format("call {}: internal {}\n  components: {}\n  key: {}\n", call.index, c.internal, text,
-                         cache_key_of(text));
+      if (!first)
+        sink.text += '\n';
+      first = false;
+      if (call.is_external()) {
+        const ExternalCall &e = call.external();
+        auto key = specialization_key(e, {}, target->is_fallback, diags);
+        if (!key)
+          continue;
+        fmt::format_to(std::back_inserter(sink.text), "call {}: kernel {}\n  specialization key: {}\n", call.index,
+                       e.kernel, py_repr(*key));
+      } else {
+        const InternalCall &c = call.internal();
+        std::string text = key_components_string(internal_key_components(c, *target->info));
+        fmt::format_to(std::back_inserter(sink.text), "call {}: internal {}\n  components: {}\n  key: {}\n",
+                       call.index, c.internal, text, cache_key_of(text));
+      }
+      sink.flush_if_large();
     }
-  }
+    return true;
+  });
   if (diags.has_errors())
     return std::nullopt;
-  return DriverOutput{std::move(out), false, files_read(*manifest, sources, &pipeline.registry())};
+  return out;
 }
 
 std::optional<DriverOutput> run_decode_hlo(const std::string &path, const TextOptions &text_options,

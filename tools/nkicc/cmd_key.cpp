@@ -42,6 +42,7 @@ public:
   }
 
   std::optional<DriverOutput> run(Session &session) override {
+    options_.text_output = session.text_output;
     return run_key(options_, session.sources, session.diags);
   }
 
