@@ -19,6 +19,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <unistd.h>
@@ -197,12 +198,29 @@ int run_checked(int argc, char **argv) {
   footer.reads_target_environment = true;
   app.footer(help_footer(footer));
 
+  // Every subcommand is listed (help, "did you mean"), but only one the command line names has
+  // its options declared: declaring all of them was most of what `nkicc --version` did.
+  struct SubcommandEntry {
+    const char *name;
+    const char *description;
+    std::unique_ptr<Command> (*make)(CLI::App &, SharedOptions &);
+  };
+  static constexpr SubcommandEntry kSubcommands[] = {
+      {"trace", "Trace each call of a kernel description (or one call of a kernel file) and write the result of a stage",
+       make_trace_command},
+      {"dis", "Print a BIR module blob as canonical text (the same as --emit=bir-text)", make_dis_command},
+      {"decode-config", "Decode a backend_config: its JSON, pretty, and its embedded BIR kernel as text",
+       make_decode_config_command},
+      {"key", "Print each call's cache key components and SHA-256 key", make_key_command},
+      {"simulate", "Trace each call and run its BIR kernel on the CPU: .npy inputs in, .npy outputs out",
+       make_simulate_command},
+  };
   std::vector<std::unique_ptr<Command>> commands;
-  commands.push_back(make_trace_command(app, shared));
-  commands.push_back(make_dis_command(app, shared));
-  commands.push_back(make_decode_config_command(app, shared));
-  commands.push_back(make_key_command(app, shared));
-  commands.push_back(make_simulate_command(app, shared));
+  for (const SubcommandEntry &entry : kSubcommands) {
+    CLI::App *sub = app.add_subcommand(entry.name, entry.description);
+    if (std::any_of(argv + 1, argv + argc, [&](const char *arg) { return std::strcmp(arg, entry.name) == 0; }))
+      commands.push_back(entry.make(*sub, shared));
+  }
   // `nkicc cache` maintains the persistent cache folder: it reads no description and prints its
   // own report, so it is run apart from the commands above (tools/nkicc/cache_cli.cpp).
   CacheCliOptions cache_cli;

@@ -8,9 +8,8 @@ namespace {
 
 class DecodeConfigCommand : public Command {
 public:
-  DecodeConfigCommand(CLI::App &parent, SharedOptions &shared) {
-    app_ = parent.add_subcommand("decode-config",
-                                 "Decode a backend_config: its JSON, pretty, and its embedded BIR kernel as text");
+  DecodeConfigCommand(CLI::App &sub, SharedOptions &shared) {
+    app_ = &sub;
     app_->add_option("config", config_, "The base64 backend_config, or @FILE to read it from a file (@- stdin)")
         ->type_name("B64|@FILE");
     app_->add_option("--hlo", hlo_,
@@ -56,8 +55,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Command> make_decode_config_command(CLI::App &parent, SharedOptions &shared) {
-  return std::make_unique<DecodeConfigCommand>(parent, shared);
+std::unique_ptr<Command> make_decode_config_command(CLI::App &sub, SharedOptions &shared) {
+  return std::make_unique<DecodeConfigCommand>(sub, shared);
 }
 
 } // namespace nkicc::tool

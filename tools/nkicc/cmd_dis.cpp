@@ -7,8 +7,8 @@ namespace {
 
 class DisCommand : public Command {
 public:
-  DisCommand(CLI::App &parent, SharedOptions &shared) {
-    app_ = parent.add_subcommand("dis", "Print a BIR module blob as canonical text (the same as --emit=bir-text)");
+  DisCommand(CLI::App &sub, SharedOptions &shared) {
+    app_ = &sub;
     app_->add_option("file", input_, "BIR module file, or - for standard input")->required()->type_name("FILE");
     add_source_locations_option(app_, text_);
     add_call_filter_options(app_, text_, true);
@@ -35,8 +35,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Command> make_dis_command(CLI::App &parent, SharedOptions &shared) {
-  return std::make_unique<DisCommand>(parent, shared);
+std::unique_ptr<Command> make_dis_command(CLI::App &sub, SharedOptions &shared) {
+  return std::make_unique<DisCommand>(sub, shared);
 }
 
 } // namespace nkicc::tool

@@ -9,8 +9,8 @@ namespace {
 
 class KeyCommand : public Command {
 public:
-  KeyCommand(CLI::App &parent, SharedOptions &shared) {
-    app_ = parent.add_subcommand("key", "Print each call's cache key components and SHA-256 key");
+  KeyCommand(CLI::App &sub, SharedOptions &shared) {
+    app_ = &sub;
     add_description_input(app_, input_);
     add_call_filter_options(app_, text_, false);
     add_key_cache_options(*app_, cache_);
@@ -55,8 +55,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Command> make_key_command(CLI::App &parent, SharedOptions &shared) {
-  return std::make_unique<KeyCommand>(parent, shared);
+std::unique_ptr<Command> make_key_command(CLI::App &sub, SharedOptions &shared) {
+  return std::make_unique<KeyCommand>(sub, shared);
 }
 
 } // namespace nkicc::tool

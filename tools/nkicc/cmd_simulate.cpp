@@ -12,9 +12,8 @@ namespace {
 
 class SimulateCommand : public Command {
 public:
-  SimulateCommand(CLI::App &parent, SharedOptions &shared) {
-    app_ = parent.add_subcommand("simulate",
-                                 "Trace each call and run its BIR kernel on the CPU: .npy inputs in, .npy outputs out");
+  SimulateCommand(CLI::App &sub, SharedOptions &shared) {
+    app_ = &sub;
     add_description_input(app_, input_);
     call_opt_ = app_->add_option("--call", call_, "Simulate only call N (0-based)")->type_name("N");
     inputs_opt_ =
@@ -96,8 +95,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Command> make_simulate_command(CLI::App &parent, SharedOptions &shared) {
-  return std::make_unique<SimulateCommand>(parent, shared);
+std::unique_ptr<Command> make_simulate_command(CLI::App &sub, SharedOptions &shared) {
+  return std::make_unique<SimulateCommand>(sub, shared);
 }
 
 } // namespace nkicc::tool

@@ -25,9 +25,8 @@ std::vector<std::string> emit_names() {
 
 class TraceCommand : public Command {
 public:
-  TraceCommand(CLI::App &parent, SharedOptions &shared) {
-    app_ = parent.add_subcommand("trace", "Trace each call of a kernel description (or one call of a kernel file) "
-                                          "and write the result of a stage");
+  TraceCommand(CLI::App &sub, SharedOptions &shared) {
+    app_ = &sub;
     add_description_input(app_, input_);
     app_->add_option("--emit", emit_,
                      "Stop after this stage and write its result: manifest (the checked description as JSON), "
@@ -133,8 +132,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Command> make_trace_command(CLI::App &parent, SharedOptions &shared) {
-  return std::make_unique<TraceCommand>(parent, shared);
+std::unique_ptr<Command> make_trace_command(CLI::App &sub, SharedOptions &shared) {
+  return std::make_unique<TraceCommand>(sub, shared);
 }
 
 } // namespace nkicc::tool

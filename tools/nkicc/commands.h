@@ -1,7 +1,7 @@
 // The subcommands of nkicc (SPEC §1), one file each (cmd_<name>.cpp): a subcommand declares its
 // App with the option groups it takes and runs on a Session once the command line is parsed.
 // cli.cpp holds only what is common: parsing, "did you mean", the output and the exit code.
-// A new subcommand is a new file and one line in make_commands().
+// A new subcommand is a new file and one line in cli.cpp's table of subcommands.
 #pragma once
 
 #include "options.h"
@@ -70,11 +70,13 @@ protected:
   CLI::App *app_ = nullptr;
 };
 
-std::unique_ptr<Command> make_trace_command(CLI::App &parent, SharedOptions &shared);
-std::unique_ptr<Command> make_dis_command(CLI::App &parent, SharedOptions &shared);
-std::unique_ptr<Command> make_decode_config_command(CLI::App &parent, SharedOptions &shared);
-std::unique_ptr<Command> make_key_command(CLI::App &parent, SharedOptions &shared);
-std::unique_ptr<Command> make_simulate_command(CLI::App &parent, SharedOptions &shared);
+/// Each subcommand's options, declared on its App (made by cli.cpp from the table of
+/// subcommands, with the name and description it lists).
+std::unique_ptr<Command> make_trace_command(CLI::App &sub, SharedOptions &shared);
+std::unique_ptr<Command> make_dis_command(CLI::App &sub, SharedOptions &shared);
+std::unique_ptr<Command> make_decode_config_command(CLI::App &sub, SharedOptions &shared);
+std::unique_ptr<Command> make_key_command(CLI::App &sub, SharedOptions &shared);
+std::unique_ptr<Command> make_simulate_command(CLI::App &sub, SharedOptions &shared);
 
 /// The help text after a subcommand's options: examples, then the exit codes and the
 /// environment variables that subcommand reads.
