@@ -1103,8 +1103,8 @@ std::optional<DriverOutput> run_key(const DriverOptions &options, SourceManager 
       } else {
         const InternalCall &c = call.internal();
         std::string text = key_components_string(internal_key_components(c, *target->info));
-        fmt::format_to(std::back_inserter(sink.text), "call {}: internal {}\n  components: {}\n  key: {}\n",
-                       call.index, c.internal, text, cache_key_of(text));
+        fmt::format_to(std::back_inserter(sink.text), "call {}: internal {}\n  components: {}\n  key: {}\n", call.index,
+                       c.internal, text, cache_key_of(text));
       }
       sink.flush_if_large();
     }

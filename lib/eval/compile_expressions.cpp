@@ -249,9 +249,8 @@ void Compiler::display(ExprList elts, Op build, std::uint16_t dst, std::uint8_t 
                            [&](const Expr *y) { return self(y, self); });
       return false;
     };
-    bool all_constant = build == Op::BuildSet && std::all_of(elts.begin(), elts.end(), [&](const Expr *x) {
-                          return constant(x, constant);
-                        });
+    bool all_constant = build == Op::BuildSet &&
+                        std::all_of(elts.begin(), elts.end(), [&](const Expr *x) { return constant(x, constant); });
     emit(build, dst, first, static_cast<std::uint16_t>(elts.size()), all_constant ? 1 : 0, loc, flags);
     return;
   }

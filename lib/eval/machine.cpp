@@ -275,14 +275,14 @@ Value Machine::execute(Frame &entry) {
   } guard{*this, inline_depth_};
   // The hot locals stay in registers: nothing takes their address (no lambda captures them);
   // a frame switch reloads them from the new frame.
-#define NKICC_ENTER_FRAME(to, at)                                                                  \
-  do {                                                                                             \
-    fp = (to);                                                                                     \
-    code = fp->code;                                                                               \
-    base = code->insns.data();                                                                     \
-    K_ = code->consts.data();                                                                      \
-    R = fp->regs;                                                                                  \
-    ip = (at);                                                                                     \
+#define NKICC_ENTER_FRAME(to, at)                                                                                      \
+  do {                                                                                                                 \
+    fp = (to);                                                                                                         \
+    code = fp->code;                                                                                                   \
+    base = code->insns.data();                                                                                         \
+    K_ = code->consts.data();                                                                                          \
+    R = fp->regs;                                                                                                      \
+    ip = (at);                                                                                                         \
   } while (false)
 #define RK_B(in) (((in).flags & kConstB) ? K_[(in).b] : R[(in).b])
 #define RK_C(in) (((in).flags & kConstC) ? K_[(in).c] : R[(in).c])

@@ -313,7 +313,6 @@ public:
   std::unique_ptr<trace::Iterator> it;
 };
 
-
 /// Enters a function's frame: registers, the call depth and the kernel name, restored on exit
 /// however the call ends.
 struct Machine::FrameScope {

@@ -160,7 +160,6 @@ std::string_view opcode_name(Opcode op) {
   return "?";
 }
 
-
 Shape AccessPattern::shape() const {
   Shape out;
   out.reserve(pattern.size());
@@ -274,7 +273,8 @@ Operand Function::store(const AccessPattern &ap) {
   op.tensor = ap.tensor;
   std::uint32_t pattern = patterns_.intern(ap.pattern.data(), ap.pattern.size());
   // Most views have no grid term: id 0 without a lookup.
-  bool gridless = std::all_of(ap.program_offset.begin(), ap.program_offset.end(), [](std::int64_t c) { return c == 0; });
+  bool gridless =
+      std::all_of(ap.program_offset.begin(), ap.program_offset.end(), [](std::int64_t c) { return c == 0; });
   std::uint32_t program = gridless ? 0 : programs_.intern(ap.program_offset.data(), ap.program_offset.size());
   // Consecutive operands often share their view (a loop's loads): no second lookup then.
   if (pattern != recent_view_.pattern || program != recent_view_.program) {

@@ -100,8 +100,7 @@ struct OpInfo {
   static constexpr std::size_t kTableSize = 64;
   std::array<std::uint8_t, kTableSize> table{};
   static std::size_t hash(std::string_view name) {
-    return (name.size() * 31 + static_cast<unsigned char>(name.front()) * 7 +
-            static_cast<unsigned char>(name.back())) &
+    return (name.size() * 31 + static_cast<unsigned char>(name.front()) * 7 + static_cast<unsigned char>(name.back())) &
            (kTableSize - 1);
   }
 };

@@ -57,8 +57,8 @@ BoundArgs::BoundArgs(std::string_view function, const CallArgs &args, std::initi
   }
   for (std::size_t k = 0; k < min; ++k)
     if (!values_[k])
-      raise_python("TypeError", fn + "() missing required argument '" + std::string(*(params.begin() + k)) +
-                                    "' (pos " + std::to_string(k + 1) + ")");
+      raise_python("TypeError", fn + "() missing required argument '" + std::string(*(params.begin() + k)) + "' (pos " +
+                                    std::to_string(k + 1) + ")");
 }
 
 std::int64_t index_arg(const Value &v) {
@@ -304,7 +304,6 @@ std::optional<Value> data_attr(const Value &v, std::string_view name) {
   return std::nullopt;
 }
 
-
 /// The Python type whose attribute `name` is looked up, for the tables of real names.
 std::string_view attr_owner(const Value &v) {
   if (v.kind == K::Dict)
@@ -375,7 +374,8 @@ static std::optional<Value> special_attr(Interpreter &interp, const Value &v, st
          return i.call(*i.builtins().find_local("len"), one);
        },
        0},
-      {"__contains__", [](Interpreter &i, const Value &s, CallArgs &a) { return Value::boolean(i.contains(s, a.positional[0])); }, 1},
+      {"__contains__",
+       [](Interpreter &i, const Value &s, CallArgs &a) { return Value::boolean(i.contains(s, a.positional[0])); }, 1},
       {"__iter__",
        [](Interpreter &i, const Value &s, CallArgs &) {
          CallArgs one;
@@ -394,27 +394,66 @@ static std::optional<Value> special_attr(Interpreter &interp, const Value &v, st
          return Value::str(i.format(s, a.positional[0].str_text()));
        },
        1},
-      {"__eq__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.compare(python::CmpOpKind::Eq, s, a.positional[0]); }, 1},
-      {"__ne__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.compare(python::CmpOpKind::NotEq, s, a.positional[0]); }, 1},
-      {"__lt__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.compare(python::CmpOpKind::Lt, s, a.positional[0]); }, 1},
-      {"__le__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.compare(python::CmpOpKind::LtE, s, a.positional[0]); }, 1},
-      {"__gt__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.compare(python::CmpOpKind::Gt, s, a.positional[0]); }, 1},
-      {"__ge__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.compare(python::CmpOpKind::GtE, s, a.positional[0]); }, 1},
-      {"__add__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Add, s, a.positional[0]); }, 1},
-      {"__sub__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Sub, s, a.positional[0]); }, 1},
-      {"__mul__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Mult, s, a.positional[0]); }, 1},
-      {"__truediv__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Div, s, a.positional[0]); }, 1},
-      {"__floordiv__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::FloorDiv, s, a.positional[0]); }, 1},
-      {"__mod__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Mod, s, a.positional[0]); }, 1},
-      {"__pow__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Pow, s, a.positional[0]); }, 1},
-      {"__and__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::BitAnd, s, a.positional[0]); }, 1},
-      {"__or__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::BitOr, s, a.positional[0]); }, 1},
-      {"__xor__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::BitXor, s, a.positional[0]); }, 1},
-      {"__lshift__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::LShift, s, a.positional[0]); }, 1},
-      {"__rshift__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::RShift, s, a.positional[0]); }, 1},
-      {"__radd__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Add, a.positional[0], s); }, 1},
-      {"__rsub__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Sub, a.positional[0], s); }, 1},
-      {"__rmul__", [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Mult, a.positional[0], s); }, 1},
+      {"__eq__",
+       [](Interpreter &i, const Value &s, CallArgs &a) { return i.compare(python::CmpOpKind::Eq, s, a.positional[0]); },
+       1},
+      {"__ne__",
+       [](Interpreter &i, const Value &s, CallArgs &a) {
+         return i.compare(python::CmpOpKind::NotEq, s, a.positional[0]);
+       },
+       1},
+      {"__lt__",
+       [](Interpreter &i, const Value &s, CallArgs &a) { return i.compare(python::CmpOpKind::Lt, s, a.positional[0]); },
+       1},
+      {"__le__",
+       [](Interpreter &i, const Value &s, CallArgs &a) {
+         return i.compare(python::CmpOpKind::LtE, s, a.positional[0]);
+       },
+       1},
+      {"__gt__",
+       [](Interpreter &i, const Value &s, CallArgs &a) { return i.compare(python::CmpOpKind::Gt, s, a.positional[0]); },
+       1},
+      {"__ge__",
+       [](Interpreter &i, const Value &s, CallArgs &a) {
+         return i.compare(python::CmpOpKind::GtE, s, a.positional[0]);
+       },
+       1},
+      {"__add__",
+       [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Add, s, a.positional[0]); }, 1},
+      {"__sub__",
+       [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Sub, s, a.positional[0]); }, 1},
+      {"__mul__",
+       [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Mult, s, a.positional[0]); }, 1},
+      {"__truediv__",
+       [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Div, s, a.positional[0]); }, 1},
+      {"__floordiv__",
+       [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::FloorDiv, s, a.positional[0]); },
+       1},
+      {"__mod__",
+       [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Mod, s, a.positional[0]); }, 1},
+      {"__pow__",
+       [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Pow, s, a.positional[0]); }, 1},
+      {"__and__",
+       [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::BitAnd, s, a.positional[0]); },
+       1},
+      {"__or__",
+       [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::BitOr, s, a.positional[0]); },
+       1},
+      {"__xor__",
+       [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::BitXor, s, a.positional[0]); },
+       1},
+      {"__lshift__",
+       [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::LShift, s, a.positional[0]); },
+       1},
+      {"__rshift__",
+       [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::RShift, s, a.positional[0]); },
+       1},
+      {"__radd__",
+       [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Add, a.positional[0], s); }, 1},
+      {"__rsub__",
+       [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Sub, a.positional[0], s); }, 1},
+      {"__rmul__",
+       [](Interpreter &i, const Value &s, CallArgs &a) { return i.binary_op(BinOpKind::Mult, a.positional[0], s); }, 1},
       {"__neg__", [](Interpreter &i, const Value &s, CallArgs &) { return i.unary_op(UnaryOpKind::USub, s); }, 0},
       {"__pos__", [](Interpreter &i, const Value &s, CallArgs &) { return i.unary_op(UnaryOpKind::UAdd, s); }, 0},
       {"__invert__", [](Interpreter &i, const Value &s, CallArgs &) { return i.unary_op(UnaryOpKind::Invert, s); }, 0},
@@ -489,7 +528,8 @@ void Interpreter::set_attr(const Value &v, std::string_view name, const Value &v
     // so, rather than that the module has no such attribute.
     if (auto *module = v.as<ModuleObject>())
       raise_error("unmodelled", "nkicc does not model assigning to a module's attribute ('" + module->name() + "." +
-                                    std::string(name) + "'): modules are read-only; bind the value to a name of "
+                                    std::string(name) +
+                                    "'): modules are read-only; bind the value to a name of "
                                     "your own");
     if (Object *obj = v.object())
       return obj->set_attr(*this, name, value);

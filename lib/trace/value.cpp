@@ -51,7 +51,6 @@ Value Value::object(Ref<Object> obj) {
   return out;
 }
 
-
 std::shared_ptr<Object> Object::shared_self() {
   if (!anchor_)
     anchor_ = std::shared_ptr<Object>(this, [](Object *o) { delete o; });

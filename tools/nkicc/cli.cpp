@@ -100,7 +100,8 @@ std::optional<std::string> leftover_error(CLI::App &app) {
       if (arg.size() < 2 || arg[0] != '-')
         continue;
       std::string name = option_name(arg);
-      std::string message = fmt::format("unknown option {} for 'nkicc {}'", quote_for_message(arg, 256), sub->get_name());
+      std::string message =
+          fmt::format("unknown option {} for 'nkicc {}'", quote_for_message(arg, 256), sub->get_name());
       std::string best = closest_match(name, option_spellings(*sub));
       if (!best.empty())
         message += fmt::format("; did you mean '{}'?", best);
@@ -181,8 +182,9 @@ std::string main_input(const CLI::App &sub) {
 
 int run_checked(int argc, char **argv) {
   CLI::App app{"nkicc: a compiler driver for NKI kernels", "nkicc"};
-  app.set_version_flag("--version", version_text(), "Print the version, the commit it was built from and the data "
-                                                    "folder in use");
+  app.set_version_flag("--version", version_text(),
+                       "Print the version, the commit it was built from and the data "
+                       "folder in use");
   // Repeated options take the last value, as clang's do; list options say so themselves.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   // Arguments nothing takes are reported by nkicc itself, with a suggestion (leftover_error).
@@ -206,7 +208,8 @@ int run_checked(int argc, char **argv) {
     std::unique_ptr<Command> (*make)(CLI::App &, SharedOptions &);
   };
   static constexpr SubcommandEntry kSubcommands[] = {
-      {"trace", "Trace each call of a kernel description (or one call of a kernel file) and write the result of a stage",
+      {"trace",
+       "Trace each call of a kernel description (or one call of a kernel file) and write the result of a stage",
        make_trace_command},
       {"dis", "Print a BIR module blob as canonical text (the same as --emit=bir-text)", make_dis_command},
       {"decode-config", "Decode a backend_config: its JSON, pretty, and its embedded BIR kernel as text",

@@ -11,10 +11,14 @@ namespace nkicc::tool {
 namespace {
 
 const std::map<std::string, EmitKind> kEmitKinds = {
-    {"manifest", EmitKind::Manifest}, {"ast", EmitKind::Ast},
-    {"ir", EmitKind::Ir},             {"bir", EmitKind::Bir},
-    {"bir-text", EmitKind::BirText},  {"hlo", EmitKind::Hlo},
-    {"stablehlo", EmitKind::StableHlo}, {"stats", EmitKind::Stats},
+    {"manifest", EmitKind::Manifest},
+    {"ast", EmitKind::Ast},
+    {"ir", EmitKind::Ir},
+    {"bir", EmitKind::Bir},
+    {"bir-text", EmitKind::BirText},
+    {"hlo", EmitKind::Hlo},
+    {"stablehlo", EmitKind::StableHlo},
+    {"stats", EmitKind::Stats},
     {"summary", EmitKind::Summary},
 };
 

@@ -35,8 +35,7 @@ CLI::Validator one_of(std::vector<std::string> names) {
         for (const std::string &n : names)
           if (n == value)
             return {};
-        std::string message =
-            fmt::format("{} is not one of {}", quote_for_message(value, 128), fmt::join(names, ", "));
+        std::string message = fmt::format("{} is not one of {}", quote_for_message(value, 128), fmt::join(names, ", "));
         std::string best = closest_match(value, names);
         if (!best.empty())
           message += fmt::format("; did you mean '{}'?", best);

@@ -116,12 +116,12 @@ std::optional<DriverOutput> run_decode_hlo(const std::string &path, const TextOp
 
 /// `nkicc simulate` (SPEC §12): what to run and where its arrays are.
 struct SimulateRequest {
-  std::optional<std::size_t> call;   ///< --call N: only that call
-  std::string inputs_dir;            ///< --inputs DIR: `DIR/callN.P.npy` per tensor parameter P
-  std::optional<std::uint64_t> seed; ///< --random-inputs=SEED instead, written to the output folder
+  std::optional<std::size_t> call;             ///< --call N: only that call
+  std::string inputs_dir;                      ///< --inputs DIR: `DIR/callN.P.npy` per tensor parameter P
+  std::optional<std::uint64_t> seed;           ///< --random-inputs=SEED instead, written to the output folder
   std::vector<sim::RandomRange> random_ranges; ///< --random-range, with --random-inputs only
-  std::string output_dir;            ///< -o OUTDIR: `OUTDIR/callN.NAME.npy` per output
-  bool check_nan = false;            ///< --check-nan
+  std::string output_dir;                      ///< -o OUTDIR: `OUTDIR/callN.NAME.npy` per output
+  bool check_nan = false;                      ///< --check-nan
 };
 
 /// `nkicc simulate`: traces as `trace` does, then executes each call's BIR kernel (read back from

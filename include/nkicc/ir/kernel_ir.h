@@ -300,7 +300,7 @@ private:
     std::uint32_t pattern = 0, program = 0, view = 0;
   };
   RecentView recent_view_{~0u, ~0u, 0}; ///< the pair store() interned last
-  ListInterner<char> attr_keys_; ///< an attribute list's text, which identifies it
+  ListInterner<char> attr_keys_;        ///< an attribute list's text, which identifies it
   std::vector<AttrList> attr_lists_;
   /// The lists set_attrs() interned last (0 is the empty list): enough for the distinct lists
   /// of one unrolled loop body (a softmax tile uses six), which a smaller ring would evict in turn.

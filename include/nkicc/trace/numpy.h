@@ -52,9 +52,9 @@ class HostArray final : public Object, public std::enable_shared_from_this<HostA
 public:
   numpy::NpType type;
   std::vector<std::int64_t> shape;
-  std::vector<std::int64_t> strides;                       ///< bytes between neighbours along each axis
-  std::shared_ptr<std::vector<unsigned char>> buffer;      ///< shared by every view
-  std::int64_t offset = 0;                                 ///< byte offset of element 0
+  std::vector<std::int64_t> strides;                  ///< bytes between neighbours along each axis
+  std::shared_ptr<std::vector<unsigned char>> buffer; ///< shared by every view
+  std::int64_t offset = 0;                            ///< byte offset of element 0
 
   std::int64_t size() const;
   std::size_t item_size() const;
