@@ -26,6 +26,17 @@ std::optional<std::uint64_t> read_count(const std::string &text) {
   return value;
 }
 
+/// A validator for values `parses` accepts; anything else is `expected WHAT, found 'VALUE'`.
+CLI::Validator parsed_by(bool (*parses)(const std::string &), std::string_view what) {
+  return CLI::Validator(
+      [parses, expected = std::string(what)](std::string &value) -> std::string {
+        if (parses(value))
+          return {};
+        return fmt::format("expected {}, found {}", expected, quote_for_message(value, 128));
+      },
+      "");
+}
+
 } // namespace
 
 CLI::Validator one_of(std::vector<std::string> names) {
@@ -45,15 +56,12 @@ CLI::Validator one_of(std::vector<std::string> names) {
 }
 
 CLI::Validator positive_count() {
-  return CLI::Validator(
-      [](std::string &value) -> std::string {
-        auto n = read_count(value);
-        if (n && *n > 0)
-          return {};
-        return fmt::format("expected a positive integer (at most {}), found {}",
-                           std::numeric_limits<std::uint64_t>::max(), quote_for_message(value, 128));
+  return parsed_by(
+      [](const std::string &v) {
+        auto n = read_count(v);
+        return n && *n > 0;
       },
-      "");
+      fmt::format("a positive integer (at most {})", std::numeric_limits<std::uint64_t>::max()));
 }
 
 void add_diagnostic_options(CLI::App *app, DiagnosticOptions &options) {
@@ -84,15 +92,8 @@ void add_resource_options(CLI::App *app, ResourceOptions &options) {
                   fmt::format("Stop the run with an error when it would hold more memory than SIZE: bytes, or a "
                               "number with K, M, G or T (default: {})",
                               memory::format_size(memory::kDefaultLimit)))
-      ->check(CLI::Validator(
-          [](std::string &value) -> std::string {
-            if (memory::parse_size(value))
-              return {};
-            return fmt::format("expected a size (bytes, or a number with K, M, G or T: 512M, 1.5G), at least 1M, "
-                               "found {}",
-                               quote_for_message(value, 128));
-          },
-          ""))
+      ->check(parsed_by([](const std::string &v) { return memory::parse_size(v).has_value(); },
+                        "a size (bytes, or a number with K, M, G or T: 512M, 1.5G), at least 1M"))
       ->type_name("SIZE")
       ->group("Resources");
 }
@@ -132,15 +133,8 @@ void add_trace_limit_options(CLI::App *app, TraceLimitOptions &options) {
                   fmt::format("Stop a kernel trace that runs longer than SECONDS of wall time (default: {}; 0: no "
                               "limit)",
                               kDefaultMaxTraceTime.count() / 1000))
-      ->check(CLI::Validator(
-          [](std::string &value) -> std::string {
-            if (parse_seconds(value))
-              return {};
-            return fmt::format("expected seconds (a number such as 300 or 2.5, at most 10000000, 0 for no limit), "
-                               "found {}",
-                               quote_for_message(value, 128));
-          },
-          ""))
+      ->check(parsed_by([](const std::string &v) { return parse_seconds(v).has_value(); },
+                        "seconds (a number such as 300 or 2.5, at most 10000000, 0 for no limit)"))
       ->type_name("SECONDS")
       ->group("Resources");
 }
