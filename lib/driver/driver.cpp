@@ -9,6 +9,7 @@
 #include "nkicc/cache/py_repr.h"
 #include "nkicc/support/json_writer.h"
 #include "nkicc/support/sha256.h"
+#include "nkicc/manifest/description_stream.h"
 #include "nkicc/manifest/manifest.h"
 #include "nkicc/hlo/hlo.h"
 #include "nkicc/ir/kernel_ir.h"
@@ -23,6 +24,8 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+
+#include <sys/stat.h>
 #include <map>
 #include <memory>
 
@@ -110,6 +113,18 @@ bool imports_name(const python::Module &m, std::string_view name) {
   return false;
 }
 
+/// Whether exactly one source defines `kernel` at top level, or none does and one imports it
+/// from another kernel file (resolve_kernels() says which fault it is).
+bool kernel_resolves(const std::string &kernel, const std::vector<python::Module> &modules) {
+  std::size_t owners = 0;
+  for (const python::Module &m : modules)
+    if (m.function(kernel))
+      ++owners;
+  return owners == 1 ||
+         (owners == 0 &&
+          std::any_of(modules.begin(), modules.end(), [&](const python::Module &m) { return imports_name(m, kernel); }));
+}
+
 /// Every external call must name a top-level function of exactly one source, or a function one
 /// source imports from another kernel file.
 bool resolve_kernels(const Manifest &manifest, const std::vector<python::Module> &modules, const SourceManager &sources,
@@ -195,14 +210,30 @@ public:
            const std::vector<python::Module> &modules, const ResolvedTarget &target,
            PersistentCache *persistent = nullptr)
       : options_(options), sources_(sources), diags_(diags), manifest_(manifest), target_(target),
-        persistent_(persistent), tracer_(sources, manifest, modules, target, trace_options(options, this), diags) {}
+        persistent_(persistent), tracer_(sources, manifest, modules, target, trace_options(options, this), diags),
+        calls_view_(&manifest.calls), keep_calls_(output_needs_calls(options.emit)) {}
+
+  /// Whether an output shows each call (the IR, BIR, HLO, the summary), so that a streamed
+  /// description's calls must be kept; the statistics need only the caches.
+  static bool output_needs_calls(EmitKind emit) { return emit != EmitKind::Stats; }
+
+  /// The calls of a streamed description (stream_calls()) come one at a time: those the output
+  /// shows are kept here, in place of the description's.
+  void streaming() { calls_view_ = &kept_; }
+
+  /// The internal kernels a description's calls name (each where a call names it, for the error).
+  static std::vector<std::pair<std::string, SourceLoc>> internal_names(const std::vector<Call> &calls) {
+    std::vector<std::pair<std::string, SourceLoc>> names;
+    for (const Call &call : calls)
+      if (!call.is_external())
+        names.emplace_back(call.internal().internal, call.internal().internal_loc);
+    return names;
+  }
 
   /// Reads the internal-kernel registry when any call needs it, and resolves every internal
   /// call's func_name in it (SPEC §7).
-  bool load_registry() {
-    bool any_internal =
-        std::any_of(manifest_.calls.begin(), manifest_.calls.end(), [](const Call &c) { return !c.is_external(); });
-    if (!any_internal)
+  bool load_registry(const std::vector<std::pair<std::string, SourceLoc>> &internals) {
+    if (internals.empty())
       return true;
     registry_files_begin_ = static_cast<FileId>(sources_.file_count() + 1);
     struct Mark {
@@ -212,18 +243,15 @@ public:
     if (!registry_.load(options_.kernel_path, sources_, diags_))
       return false;
     bool ok = true;
-    for (const Call &call : manifest_.calls) {
-      if (call.is_external())
-        continue;
-      const InternalCall &c = call.internal();
-      const RegistryEntry *entry = registry_.find(c.internal);
+    for (const auto &[name, loc] : internals) {
+      const RegistryEntry *entry = registry_.find(name);
       if (!entry) {
-        std::string message = fmt::format("unknown internal kernel {}: the registry has no such func_name",
-                                          quote_for_message(c.internal));
-        std::string best = closest_match(c.internal, registry_.names());
+        std::string message =
+            fmt::format("unknown internal kernel {}: the registry has no such func_name", quote_for_message(name));
+        std::string best = closest_match(name, registry_.names());
         if (!best.empty())
           message += fmt::format("; did you mean '{}'?", best);
-        Diagnostic &d = diags_.error(c.internal_loc, std::move(message), "registry");
+        Diagnostic &d = diags_.error(loc, std::move(message), "registry");
         // A kernel of the project's own registry is most often missing because its folder was
         // not given: say which registries were read.
         std::vector<std::string> read;
@@ -257,13 +285,23 @@ public:
   bool trace_calls() {
     if (!load_modules())
       return false;
-    calls_.resize(manifest_.calls.size());
-    for (const Call &call : manifest_.calls) {
-      if (call.is_external())
-        trace_external(call);
-      else
-        trace_internal(call);
-    }
+    for (const Call &call : manifest_.calls)
+      trace_call(call);
+    return finish_tracing();
+  }
+
+  /// Traces one call (the next in order), through the caches.
+  void trace_call(const Call &call) {
+    if (keep_calls_ && calls_view_ == &kept_)
+      kept_.push_back(call);
+    if (call.is_external())
+      trace_external(call);
+    else
+      trace_internal(call);
+  }
+
+  /// After the last call: the cache figures for -vv; false when any trace failed.
+  bool finish_tracing() {
     if (options_.stage_timer && binary_cache_.cache_hits + binary_cache_.cache_misses)
       options_.stage_timer("binary cache keys", std::chrono::duration<double, std::milli>(key_time_).count());
     if (!key_seconds_.empty() && options_.cache.log) {
@@ -305,8 +343,11 @@ public:
     return internal_persistent_key(ic, per_run, *entry, key_context(), internal_files(*entry));
   }
 
+  /// The calls the output shows, in order.
+  const std::vector<Call> &calls() const { return *calls_view_; }
+
   void write_ir(TextSink &out) const {
-    for (const Call &call : manifest_.calls) {
+    for (const Call &call : calls()) {
       const CompiledCall &c = calls_[call.index];
       if (!options_.text.calls.accepts(call.index, c.func_name))
         continue;
@@ -331,7 +372,7 @@ public:
     std::vector<std::pair<std::string_view, std::string_view>> kernels;
     std::map<std::string, std::uint32_t> index;
     std::vector<bir::ModuleCall> instructions;
-    for (const Call &call : manifest_.calls) {
+    for (const Call &call : calls()) {
       const CompiledCall &c = calls_[call.index];
       auto [it, fresh] = index.emplace(c.cache_key, static_cast<std::uint32_t>(kernels.size()));
       if (fresh)
@@ -351,7 +392,7 @@ public:
   /// The HLO view of every call (SPEC §9): what the custom-calls carry.
   std::vector<hlo::HloCall> hlo_calls() const {
     std::vector<hlo::HloCall> out;
-    for (const Call &call : manifest_.calls) {
+    for (const Call &call : calls()) {
       const CompiledCall &c = calls_[call.index];
       hlo::HloCall h;
       h.func_name = c.func_name;
@@ -384,7 +425,7 @@ public:
   std::string summary() const {
     std::vector<CallSummary> out;
     std::map<const ir::Function *, std::size_t> first_call;
-    for (const Call &call : manifest_.calls) {
+    for (const Call &call : calls()) {
       const CompiledCall &c = calls_[call.index];
       if (!options_.text.calls.accepts(call.index, c.func_name))
         continue;
@@ -644,11 +685,20 @@ private:
     return {};
   }
 
+  /// Where the call being traced records what it compiled to.
+  CompiledCall &slot() {
+    if (!keep_calls_) {
+      current_ = CompiledCall{};
+      return current_;
+    }
+    return calls_.emplace_back();
+  }
+
   void trace_external(const Call &call) {
+    CompiledCall &c = slot();
     const trace::KernelTrace *t = tracer_.trace_call(call);
     if (!t)
       return;
-    CompiledCall &c = calls_[call.index];
     c.func_name = call.external().kernel;
     c.kernel_name = call.external().kernel;
     // The specialization's BIR kernel, compiled once per specialization key.
@@ -701,7 +751,7 @@ private:
       Diagnostic d;
       d.loc = ic.results[j].loc;
       auto first = first_call_of_key_.find(key);
-      std::size_t first_index = first == first_call_of_key_.end() ? call.index : first->second;
+      std::size_t first_index = first == first_call_of_key_.end() ? call.index : first->second.first;
       d.message =
           fmt::format("result {} of call {} is in {}, but call {} traced this kernel variant with it in {}; the "
                       "per-run cache key does not hold where results live, so these calls cannot share it",
@@ -710,7 +760,7 @@ private:
       if (first != first_call_of_key_.end()) {
         Diagnostic n;
         n.severity = Severity::Note;
-        n.loc = manifest_.calls[first_index].loc;
+        n.loc = first->second.second;
         n.message = fmt::format("call {} has the same cache key", first_index);
         d.notes.push_back(std::move(n));
       }
@@ -723,7 +773,7 @@ private:
   void trace_internal(const Call &call) {
     const InternalCall &ic = call.internal();
     const RegistryEntry *entry = registry_.find(ic.internal);
-    CompiledCall &c = calls_[call.index];
+    CompiledCall &c = slot();
     c.func_name = ic.internal;
     c.kernel_name = ic.kernel_name;
     // Seed 000: key components, then the CPython-identical key.
@@ -786,7 +836,7 @@ private:
       } else {
         binary_cache_.store(c.cache_key, std::move(k), std::move(components));
         cached = binary_cache_.get(c.cache_key);
-        first_call_of_key_.emplace(c.cache_key, call.index);
+        first_call_of_key_.emplace(c.cache_key, std::make_pair(call.index, call.loc));
       }
     }
     c.kernel = cached;
@@ -815,10 +865,17 @@ private:
   Registry registry_;
   std::map<std::string, const python::Module *> registry_modules_; ///< owned by the tracer's loader
   std::map<std::string, FileId> registry_files_;                   ///< every registry kernel file read, by path
-  std::map<std::string, std::size_t> first_call_of_key_;           ///< per-run key -> the call that traced it
+  /// Per-run key -> the call that traced it, and where it is.
+  std::map<std::string, std::pair<std::size_t, SourceLoc>> first_call_of_key_;
   BinaryCache binary_cache_;
   std::map<std::string, CachedKernel> external_kernels_;
+  /// What each call the output shows compiled to, by call index (keep_calls_); else the one
+  /// call being traced.
   std::vector<CompiledCall> calls_;
+  CompiledCall current_;
+  const std::vector<Call> *calls_view_; ///< the description's calls, or kept_
+  std::vector<Call> kept_;              ///< a streamed description's calls the output shows
+  bool keep_calls_;
   std::chrono::steady_clock::duration key_time_{}; ///< computing binary-cache keys, for -vv
 };
 
@@ -832,58 +889,10 @@ std::optional<DriverOutput> emit_text(const DriverOptions &options, std::vector<
   return DriverOutput{std::move(collected.text), false, std::move(deps), options.text_output != nullptr};
 }
 
-} // namespace
-
-std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags) {
-  std::optional<Manifest> manifest;
-  {
-    // Stage: the description file read and checked (SPEC §2).
-    StageTimer timer(options, "load");
-    manifest = load(options, sources, diags);
-  }
-  if (!manifest)
-    return std::nullopt;
-  auto target = target_for(options, *manifest, diags);
-  if (!target)
-    return std::nullopt;
-  if (options.emit == EmitKind::Manifest)
-    return emit_text(options, files_read(*manifest, sources), [&](TextSink &sink) {
-      write_manifest_json(sink, *manifest, sources);
-      return true;
-    });
-
-  std::optional<std::vector<python::Module>> modules;
-  {
-    // Stage: every source parsed as Python 3, every external call's kernel found (SPEC §3).
-    StageTimer timer(options, "parse");
-    modules = parse_sources(*manifest, sources, diags);
-    if (!modules || !resolve_kernels(*manifest, *modules, sources, diags))
-      return std::nullopt;
-  }
-  if (options.emit == EmitKind::Ast)
-    return DriverOutput{dump_sources(*modules, sources), false, files_read(*manifest, sources)};
-
-  // The persistent cache stands behind the per-run caches; --no-cache turns it off with them,
-  // and the IR text is not in its entries.
-  std::unique_ptr<PersistentCache> persistent;
-  if (options.cache.enabled() && options.use_cache && options.emit != EmitKind::Ir) {
-    std::string why;
-    persistent = PersistentCache::open(options.cache, why);
-    if (!persistent) {
-      diags.error({}, why, "remote-cache");
-      return std::nullopt;
-    }
-  }
-  Pipeline pipeline(options, sources, diags, *manifest, *modules, *target, persistent.get());
-  {
-    // Stage: every call traced; specializations and internal kernel variants traced once.
-    StageTimer timer(options, "trace");
-    if (!pipeline.load_registry() || !pipeline.trace_calls())
-      return std::nullopt;
-  }
-  std::vector<std::string> deps = files_read(*manifest, sources, &pipeline.registry());
-  // The kernel files that imports between sources read are dependencies too.
-  deps.insert(deps.end(), pipeline.imported_files().begin(), pipeline.imported_files().end());
+/// What `--emit` asks of the traced calls, once every call is traced.
+std::optional<DriverOutput> emit_traced(const DriverOptions &options, DiagnosticEngine &diags, const Manifest &manifest,
+                                        Pipeline &pipeline, PersistentCache *persistent,
+                                        std::vector<std::string> deps) {
   if (persistent)
     persistent->flush();
   StageTimer timer(options, "emit");
@@ -917,11 +926,11 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
     hlo::HloFlavor flavor = options.hlo_flavor_torch_xla ? hlo::HloFlavor::TorchXla : hlo::HloFlavor::Jax;
     return emit_text(options, std::move(deps), [&](TextSink &sink) {
       std::string error;
-      bool ok = options.emit == EmitKind::Hlo ? hlo::write_hlo_module(sink, manifest->name, calls, flavor, error)
-                                              : hlo::write_stablehlo(sink, manifest->name, calls, flavor, error);
+      bool ok = options.emit == EmitKind::Hlo ? hlo::write_hlo_module(sink, manifest.name, calls, flavor, error)
+                                              : hlo::write_stablehlo(sink, manifest.name, calls, flavor, error);
       // An alias that XLA's verifier would reject is the kernel's fault, not nkicc's.
       if (!ok)
-        diags.error(manifest->calls.empty() ? SourceLoc{} : manifest->calls.front().loc, error, "hlo-alias");
+        diags.error(pipeline.calls().empty() ? SourceLoc{} : pipeline.calls().front().loc, error, "hlo-alias");
       return ok;
     });
   }
@@ -944,6 +953,145 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
   }
   diags.internal_error("unhandled --emit stage");
   return std::nullopt;
+}
+
+/// The persistent cache stands behind the per-run caches; --no-cache turns it off with them, and
+/// the IR text is not in its entries. False (reported) when it cannot be opened.
+bool open_persistent(const DriverOptions &options, std::unique_ptr<PersistentCache> &persistent,
+                     DiagnosticEngine &diags) {
+  if (!options.cache.enabled() || !options.use_cache || options.emit == EmitKind::Ir)
+    return true;
+  std::string why;
+  persistent = PersistentCache::open(options.cache, why);
+  if (!persistent) {
+    diags.error({}, why, "remote-cache");
+    return false;
+  }
+  return true;
+}
+
+/// Whether `trace` reads the description as a stream (issue 16): a regular file on disk, for an
+/// output made of traced calls. Standard input and the command line's description are read whole,
+/// and so are `--emit=manifest|ast`, which show the description itself.
+bool streamable(const DriverOptions &options) {
+  if (options.description_text || options.input == "-" || options.emit == EmitKind::Manifest ||
+      options.emit == EmitKind::Ast)
+    return false;
+  struct stat st{};
+  return ::stat(options.input.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+         static_cast<std::uint64_t>(st.st_size) < kMaxInputBytes;
+}
+
+/// `trace` over a streamed description: the calls are checked in a first pass, then traced one
+/// at a time as a second pass reads them, so that memory holds the variants, not the calls.
+/// Nullopt, with nothing reported and nothing traced, when the description must be read whole
+/// instead: it has a problem (a check, a source, a kernel name, the registry), which the whole
+/// read reports as it always does, in document order.
+std::optional<std::optional<DriverOutput>> stream_trace(const DriverOptions &options, SourceManager &sources,
+                                                        DiagnosticEngine &diags) {
+  DiagnosticEngine::Mark mark = diags.mark();
+  auto read_whole = [&]() -> std::optional<std::optional<DriverOutput>> {
+    diags.rollback(mark);
+    return std::nullopt;
+  };
+  FileId file = sources.add_lazy_file(options.input);
+  ManifestLoadOptions load_options;
+  load_options.base_dir = parent_dir(options.input);
+  load_options.default_name = file_stem(options.input);
+  std::optional<DescriptionScan> scan;
+  {
+    StageTimer timer(options, "load");
+    scan = scan_description(sources, file, options.input, load_options, diags);
+  }
+  if (!scan)
+    return read_whole();
+  const Manifest &header = scan->header;
+  auto target = target_for(options, header, diags);
+  if (!target)
+    return read_whole();
+  std::optional<std::vector<python::Module>> modules;
+  {
+    StageTimer timer(options, "parse");
+    modules = parse_sources(header, sources, diags);
+    if (!modules || !std::all_of(scan->kernels.begin(), scan->kernels.end(), [&](const std::string &kernel) {
+          return kernel_resolves(kernel, *modules);
+        }))
+      return read_whole();
+  }
+  std::unique_ptr<PersistentCache> persistent;
+  if (!open_persistent(options, persistent, diags))
+    return read_whole();
+  Pipeline pipeline(options, sources, diags, header, *modules, *target, persistent.get());
+  pipeline.streaming();
+  {
+    StageTimer timer(options, "trace");
+    std::vector<std::pair<std::string, SourceLoc>> internals;
+    for (const std::string &name : scan->internals)
+      internals.emplace_back(name, SourceLoc{});
+    if (!pipeline.load_registry(internals))
+      return read_whole();
+    // From here on the run is this one: module-level code runs, calls are traced.
+    if (!pipeline.load_modules() ||
+        !stream_calls(sources, file, options.input, load_options, *scan, diags,
+                      [&](const Call &call) { pipeline.trace_call(call); }) ||
+        !pipeline.finish_tracing())
+      return std::optional<DriverOutput>{};
+  }
+  std::vector<std::string> deps = files_read(header, sources, &pipeline.registry());
+  deps.insert(deps.end(), pipeline.imported_files().begin(), pipeline.imported_files().end());
+  return emit_traced(options, diags, header, pipeline, persistent.get(), std::move(deps));
+}
+
+} // namespace
+
+std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags) {
+  if (streamable(options))
+    if (std::optional<std::optional<DriverOutput>> out = stream_trace(options, sources, diags))
+      return std::move(*out);
+  std::optional<Manifest> manifest;
+  {
+    // Stage: the description file read and checked (SPEC §2).
+    StageTimer timer(options, "load");
+    manifest = load(options, sources, diags);
+  }
+  if (!manifest)
+    return std::nullopt;
+  auto target = target_for(options, *manifest, diags);
+  if (!target)
+    return std::nullopt;
+  if (options.emit == EmitKind::Manifest)
+    return emit_text(options, files_read(*manifest, sources), [&](TextSink &sink) {
+      write_manifest_json(sink, *manifest, sources);
+      return true;
+    });
+
+  std::optional<std::vector<python::Module>> modules;
+  {
+    // Stage: every source parsed as Python 3, every external call's kernel found (SPEC §3).
+    StageTimer timer(options, "parse");
+    modules = parse_sources(*manifest, sources, diags);
+    if (!modules || !resolve_kernels(*manifest, *modules, sources, diags))
+      return std::nullopt;
+  }
+  if (options.emit == EmitKind::Ast)
+    return DriverOutput{dump_sources(*modules, sources), false, files_read(*manifest, sources)};
+
+  // The persistent cache stands behind the per-run caches; --no-cache turns it off with them,
+  // and the IR text is not in its entries.
+  std::unique_ptr<PersistentCache> persistent;
+  if (!open_persistent(options, persistent, diags))
+    return std::nullopt;
+  Pipeline pipeline(options, sources, diags, *manifest, *modules, *target, persistent.get());
+  {
+    // Stage: every call traced; specializations and internal kernel variants traced once.
+    StageTimer timer(options, "trace");
+    if (!pipeline.load_registry(Pipeline::internal_names(manifest->calls)) || !pipeline.trace_calls())
+      return std::nullopt;
+  }
+  std::vector<std::string> deps = files_read(*manifest, sources, &pipeline.registry());
+  // The kernel files that imports between sources read are dependencies too.
+  deps.insert(deps.end(), pipeline.imported_files().begin(), pipeline.imported_files().end());
+  return emit_traced(options, diags, *manifest, pipeline, persistent.get(), std::move(deps));
 }
 
 std::optional<DriverOutput> run_dis(const std::string &input, const TextOptions &text_options, SourceManager &sources,
@@ -1078,7 +1226,7 @@ std::optional<DriverOutput> run_key(const DriverOptions &options, SourceManager 
   if (!modules || !resolve_kernels(*manifest, *modules, sources, diags))
     return std::nullopt;
   Pipeline pipeline(options, sources, diags, *manifest, *modules, *target);
-  if (!pipeline.load_registry())
+  if (!pipeline.load_registry(Pipeline::internal_names(manifest->calls)))
     return std::nullopt;
   if (options.explain_keys)
     return explain_keys(options, sources, diags, *manifest, pipeline);

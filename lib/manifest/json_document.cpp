@@ -5,6 +5,14 @@
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
+#define XXH_STATIC_LINKING_ONLY // XXH3_state_t on the stack
+#include <xxhash.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <new>
 #include <set>
@@ -65,15 +73,125 @@ unsigned lone_surrogate(std::string_view s) {
 
 } // namespace
 
+/// The whole registered buffer as a builder's stream: strings may point into it.
+class MemoryWindow : public rapidjson::MemoryStream {
+public:
+  static constexpr bool kStable = true;
+  explicit MemoryWindow(std::string_view text) : rapidjson::MemoryStream(text.data(), text.size()), text_(text) {}
+  std::string_view window() const { return text_; }
+  std::size_t window_base() const { return 0; }
+  void keep_from(std::size_t) {}
+
+private:
+  std::string_view text_;
+};
+
+/// A file read through a window for RapidJSON: the bytes from the last offset the builder still
+/// needs (keep_from) to the end of what was read. The window is refilled a chunk at a time when
+/// the reader reaches its end, so it holds a few chunks however large the file is; a single
+/// token larger than that (a long inline source) makes it grow to hold the token.
+class ChunkedFileStream {
+public:
+  using Ch = char;
+  static constexpr bool kStable = false;
+  /// Under malloc's mmap threshold, so that the second pass's window reuses the first one's pages
+  /// (on this machine a page's first touch costs more than reading it); the buffer is not
+  /// zero-filled either, for the same reason.
+  static constexpr std::size_t kChunk = 32 * 1024;
+
+  explicit ChunkedFileStream(int fd) : fd_(fd) {
+    XXH3_64bits_reset(&hash_);
+    refill();
+  }
+
+  Ch Peek() const { return buffer_[pos_]; }
+  Ch Take() {
+    Ch c = buffer_[pos_];
+    if (pos_ < len_ && ++pos_ == len_)
+      refill();
+    return c;
+  }
+  std::size_t Tell() const { return base_ + pos_; }
+  // Only in-situ parsing writes to a stream; nkicc never parses in situ.
+  Ch *PutBegin() { return nullptr; }
+  void Put(Ch) {}
+  void Flush() {}
+  std::size_t PutEnd(Ch *) { return 0; }
+
+  std::string_view window() const { return {buffer_.get(), len_}; }
+  std::size_t window_base() const { return base_; }
+  void keep_from(std::size_t offset) { keep_ = offset; }
+
+  bool at_end() const { return pos_ == len_ && eof_; }
+  bool failed() const { return failed_; }
+  std::uint64_t digest() const { return XXH3_64bits_digest(&hash_); }
+  std::uint64_t size() const { return read_; }
+
+private:
+  void refill() {
+    if (eof_)
+      return;
+    // Drop what the builder no longer needs, then read the next chunk behind what is left.
+    std::size_t drop = std::min(keep_ > base_ ? keep_ - base_ : 0, pos_);
+    if (drop) {
+      std::memmove(buffer_.get(), buffer_.get() + drop, len_ - drop);
+      base_ += drop;
+      pos_ -= drop;
+      len_ -= drop;
+    }
+    if (capacity_ < len_ + kChunk + 1) {
+      std::size_t capacity = std::max(2 * capacity_, len_ + kChunk + 1);
+      std::unique_ptr<char[]> grown(new char[capacity]);
+      if (len_)
+        std::memcpy(grown.get(), buffer_.get(), len_);
+      buffer_ = std::move(grown);
+      capacity_ = capacity;
+    }
+    for (;;) {
+      ssize_t n = ::read(fd_, buffer_.get() + len_, kChunk);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0) {
+        failed_ = n < 0;
+        eof_ = true;
+        break;
+      }
+      XXH3_64bits_update(&hash_, buffer_.get() + len_, static_cast<std::size_t>(n));
+      len_ += static_cast<std::size_t>(n);
+      read_ += static_cast<std::size_t>(n);
+      break;
+    }
+    buffer_[len_] = '\0';
+  }
+
+  int fd_;
+  std::unique_ptr<char[]> buffer_;
+  std::size_t capacity_ = 0;
+  std::size_t base_ = 0; ///< the file offset of buffer_[0]
+  std::size_t pos_ = 0, len_ = 0, keep_ = 0, read_ = 0;
+  bool eof_ = false, failed_ = false;
+  XXH3_state_t hash_{};
+};
+
 /// Builds a JsonDocument from RapidJSON's SAX events. The values of the open arrays and
 /// objects wait on one scratch stack (an object's as key, value, key, value...); when a
 /// container ends, its values move as one contiguous run into the document's blocks, which
 /// never move, so a finished value can point at its children.
-class JsonBuilder {
+///
+/// `Stream` is the text: the whole buffer (MemoryWindow), whose bytes strings can point into,
+/// or a window that slides over a file (ChunkedFileStream), whose bytes do not stay. With a
+/// split key, each item of that array of the root object goes to a callback as soon as it is
+/// complete and is then dropped, its storage reused: a streamed description holds one call.
+template <class Stream> class BasicJsonBuilder {
 public:
-  JsonBuilder(std::string_view text, FileId file, DiagnosticEngine &diags, const JsonParseOptions &options,
-              const rapidjson::MemoryStream &stream)
-      : text_(text), file_(file), diags_(diags), options_(options), stream_(stream) {}
+  BasicJsonBuilder(FileId file, DiagnosticEngine &diags, const JsonParseOptions &options, Stream &stream)
+      : file_(file), diags_(diags), options_(options), stream_(stream) {}
+
+  /// Hands each item of the root object's array `key` to `on_item` instead of keeping it.
+  void split(std::string_view key, const std::function<bool(const JsonValue &)> *on_item) {
+    split_key_ = key;
+    on_item_ = on_item;
+  }
 
   bool Null() { return scalar(JsonValue::Kind::Null, {}, false); }
   bool Bool(bool b) { return scalar(JsonValue::Kind::Bool, {}, b); }
@@ -110,6 +228,8 @@ public:
   bool EndObject(rapidjson::SizeType) { return end(); }
   bool EndArray(rapidjson::SizeType) { return end(); }
 
+  std::size_t split_items() const { return split_items_; }
+
   JsonDocument take_document() {
     doc_.root_ = scratch_.empty() ? JsonValue() : scratch_.back();
     scratch_.clear();
@@ -122,15 +242,26 @@ private:
     std::uint32_t offset;
     std::size_t first; ///< the index of its first value on the scratch stack
     std::unique_ptr<std::set<std::string_view, std::less<>>> keys; ///< made only once an object is large
+    bool split = false; ///< the items of this array go to on_item_ (split())
+  };
+
+  /// Where the document's storage stood: what a split item allocates is given back after it.
+  struct ArenaMark {
+    std::size_t blocks = 0;
+    std::byte *block = nullptr;
+    std::size_t used = 0;
   };
 
   std::uint32_t start_offset() const {
     // The value starts at the first byte after the previous token that is not white space or
     // a separator: RapidJSON reports events after the token, so nkicc scans forward from the
     // end of the previous one.
+    // The window holds every byte from last_end_ on (Stream::keep_from).
+    std::string_view window = stream_.window();
+    std::size_t base = stream_.window_base();
     std::size_t i = last_end_;
-    while (i < text_.size()) {
-      char c = text_[i];
+    while (i - base < window.size()) {
+      char c = window[i - base];
       if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == ':')
         ++i;
       else
@@ -138,9 +269,15 @@ private:
     }
     return static_cast<std::uint32_t>(i);
   }
-  void mark() { last_end_ = stream_.Tell(); }
+  void mark() {
+    last_end_ = stream_.Tell();
+    stream_.keep_from(last_end_);
+  }
   // RapidJSON's iterative parser calls Start*/End* before it takes the bracket.
-  void mark_after_bracket() { last_end_ = stream_.Tell() + 1; }
+  void mark_after_bracket() {
+    last_end_ = stream_.Tell() + 1;
+    stream_.keep_from(last_end_);
+  }
 
   JsonValue leaf(JsonValue::Kind kind, std::uint32_t offset) const {
     JsonValue v;
@@ -155,8 +292,9 @@ private:
   void set_text(JsonValue &v, std::string_view decoded) {
     std::size_t begin = v.offset_ + (v.kind_ == JsonValue::Kind::String ? 1 : 0);
     const char *data = nullptr;
-    if (begin <= text_.size() && text_.substr(begin, decoded.size()) == decoded) {
-      data = text_.data() + begin;
+    std::string_view text = stream_.window();
+    if (Stream::kStable && begin <= text.size() && text.substr(begin, decoded.size()) == decoded) {
+      data = text.data() + begin;
     } else {
       char *copy = static_cast<char *>(allocate(decoded.size(), 1));
       if (!decoded.empty())
@@ -207,7 +345,18 @@ private:
       set_text(v, decoded);
     mark();
     scratch_.push_back(v);
-    return true;
+    return finish_value();
+  }
+
+  /// A value was pushed: an item of the split array goes to the callback and is let go.
+  bool finish_value() {
+    if (stack_.empty() || !stack_.back().split)
+      return true;
+    ++split_items_;
+    bool go_on = (*on_item_)(scratch_.back());
+    scratch_.pop_back();
+    release(split_mark_);
+    return go_on;
   }
 
   bool start(JsonValue::Kind kind) {
@@ -217,7 +366,14 @@ private:
                    options_.error_id);
       return false;
     }
-    stack_.push_back({kind, offset, scratch_.size(), nullptr});
+    // The split array: the root object's member named split_key_ (its key is on top).
+    bool split = on_item_ && kind == JsonValue::Kind::Array && stack_.size() == 1 &&
+                 stack_[0].kind == JsonValue::Kind::Object && !scratch_.empty() &&
+                 scratch_.size() > stack_[0].first && (scratch_.size() - stack_[0].first) % 2 == 1 &&
+                 scratch_.back().text() == split_key_;
+    stack_.push_back({kind, offset, scratch_.size(), nullptr, split});
+    if (split)
+      split_mark_ = {doc_.blocks_.size(), block_, used_};
     mark_after_bracket();
     return true;
   }
@@ -249,12 +405,25 @@ private:
     stack_.pop_back();
     mark_after_bracket();
     scratch_.push_back(v);
-    return true;
+    return finish_value();
+  }
+
+  /// Gives back what was allocated since `m`; one ordinary block is kept for the next item.
+  void release(const ArenaMark &m) {
+    while (doc_.blocks_.size() > m.blocks) {
+      bool ordinary = doc_.blocks_.back().get() == block_ && !spare_;
+      if (ordinary)
+        spare_ = std::move(doc_.blocks_.back());
+      doc_.blocks_.pop_back();
+    }
+    block_ = m.block;
+    used_ = m.used;
   }
 
   /// Storage that never moves, from blocks the document owns; a large request gets its own.
   void *allocate(std::size_t bytes, std::size_t align) {
-    constexpr std::size_t kBlock = 256 * 1024;
+    // A streamed document holds one call at a time: small blocks keep its footprint small.
+    constexpr std::size_t kBlock = Stream::kStable ? 256 * 1024 : 16 * 1024;
     std::size_t at = (used_ + align - 1) & ~(align - 1);
     if (block_ && at + bytes <= kBlock) {
       used_ = at + bytes;
@@ -264,17 +433,21 @@ private:
       doc_.blocks_.emplace_back(new std::byte[bytes]);
       return doc_.blocks_.back().get();
     }
-    doc_.blocks_.emplace_back(new std::byte[kBlock]);
+    doc_.blocks_.emplace_back(spare_ ? std::move(spare_) : std::unique_ptr<std::byte[]>(new std::byte[kBlock]));
     block_ = doc_.blocks_.back().get();
     used_ = bytes;
     return block_;
   }
 
-  std::string_view text_;
   FileId file_;
   DiagnosticEngine &diags_;
   const JsonParseOptions &options_;
-  const rapidjson::MemoryStream &stream_;
+  Stream &stream_;
+  std::string_view split_key_;
+  const std::function<bool(const JsonValue &)> *on_item_ = nullptr;
+  ArenaMark split_mark_;
+  std::size_t split_items_ = 0;
+  std::unique_ptr<std::byte[]> spare_; ///< an ordinary block a split item gave back
   std::vector<Frame> stack_;
   std::vector<JsonValue> scratch_; ///< the values of the open containers, then the root
   std::size_t last_end_ = 0;
@@ -394,14 +567,52 @@ std::string syntax_message(std::string_view text, std::size_t &offset, rapidjson
 
 } // namespace
 
+namespace {
+constexpr unsigned kParseFlags =
+    rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag | rapidjson::kParseNumbersAsStringsFlag;
+} // namespace
+
+std::optional<JsonStreamResult> parse_json_stream(const std::string &path, FileId file, DiagnosticEngine &diags,
+                                                  std::string_view split_key,
+                                                  const std::function<bool(const JsonValue &)> &on_item,
+                                                  const JsonParseOptions &options) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return std::nullopt;
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  ChunkedFileStream stream(fd);
+  BasicJsonBuilder<ChunkedFileStream> builder(file, diags, options, stream);
+  builder.split(split_key, &on_item);
+  rapidjson::Reader reader;
+  rapidjson::ParseResult result = reader.Parse<kParseFlags>(stream, builder);
+  if (!result || stream.failed())
+    return std::nullopt;
+  // Only white space may follow the value (RapidJSON stops at a NUL byte as if the text ended).
+  while (!stream.at_end()) {
+    char c = stream.Take();
+    if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+      return std::nullopt;
+  }
+  if (stream.failed())
+    return std::nullopt;
+  JsonStreamResult out;
+  out.items = builder.split_items();
+  out.document = builder.take_document();
+  out.digest = stream.digest();
+  out.size = stream.size();
+  return out;
+}
+
 std::optional<JsonDocument> parse_json(const SourceManager &sources, FileId file, DiagnosticEngine &diags,
                                        const JsonParseOptions &options) {
   std::string_view text = sources.contents(file);
-  rapidjson::MemoryStream stream(text.data(), text.size());
-  JsonBuilder builder(text, file, diags, options, stream);
+  MemoryWindow stream(text);
+  BasicJsonBuilder<MemoryWindow> builder(file, diags, options, stream);
   rapidjson::Reader reader;
-  constexpr unsigned flags =
-      rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag | rapidjson::kParseNumbersAsStringsFlag;
+  constexpr unsigned flags = kParseFlags;
   std::size_t errors_before = diags.error_count();
   rapidjson::ParseResult result = reader.Parse<flags>(stream, builder);
   if (!result) {

@@ -1,4 +1,5 @@
 #include "nkicc/manifest/manifest.h"
+#include "nkicc/manifest/description_stream.h"
 
 #include "manifest/json_checker.h"
 
@@ -7,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 namespace nkicc {
@@ -25,10 +27,24 @@ const Pointer kRoot{};
 const std::vector<std::string> kExternalCallFields = {"kernel", "args", "kwargs", "grid", "nc", "opts"};
 const std::vector<std::string> kInternalCallFields = {"internal", "kernel_name", "op", "operands", "results", "attrs"};
 
-class Checker : JsonChecker {
+} // namespace
+
+/// The description's checks, field by field (SPEC §2). A streamed read (description_stream.h)
+/// checks the root without its calls (`calls_streamed`), then each call as it comes.
+class ManifestChecker : JsonChecker {
 public:
-  Checker(SourceManager &sources, DiagnosticEngine &diags, const ManifestLoadOptions &options)
-      : JsonChecker(diags, kId), sources_(sources), options_(options) {}
+  ManifestChecker(SourceManager &sources, DiagnosticEngine &diags, const ManifestLoadOptions &options,
+                  bool calls_streamed = false)
+      : JsonChecker(diags, kId), sources_(sources), options_(options), calls_streamed_(calls_streamed) {}
+
+  /// One item of `calls`, as a streamed read hands it over.
+  std::optional<Call> check_call(const JsonValue &item, std::size_t index) {
+    const Pointer calls = pointer_append(kRoot, "calls");
+    auto c = call(item, pointer_append(calls, index), index);
+    if (!flush())
+      return std::nullopt;
+    return c;
+  }
 
   std::optional<Manifest> check(const JsonValue &root, FileId file) {
     Manifest m;
@@ -80,7 +96,8 @@ public:
     }
 
     if (const JsonValue *v = root.find("calls")) {
-      if (expect(*v, Kind::Array, pointer_append(kRoot, "calls"), "an array of calls"))
+      // A streamed read has checked the items already, one by one.
+      if (expect(*v, Kind::Array, pointer_append(kRoot, "calls"), "an array of calls") && !calls_streamed_)
         for (std::size_t i = 0; i < v->items().size(); ++i)
           if (auto c = call(v->items()[i], pointer_append(pointer_append(kRoot, "calls"), i), i))
             m.calls.push_back(std::move(*c));
@@ -522,17 +539,83 @@ private:
 
   SourceManager &sources_;
   const ManifestLoadOptions &options_;
+  bool calls_streamed_ = false;
   std::set<std::string, std::less<>> source_names_;
 };
-
-} // namespace
 
 std::optional<Manifest> load_manifest(SourceManager &sources, FileId file, const ManifestLoadOptions &options,
                                       DiagnosticEngine &diags) {
   auto doc = parse_json(sources, file, diags);
   if (!doc)
     return std::nullopt;
-  return Checker(sources, diags, options).check(doc->root(), file);
+  return ManifestChecker(sources, diags, options).check(doc->root(), file);
+}
+
+} // namespace nkicc
+
+namespace nkicc {
+
+namespace {
+
+void note_name(std::vector<std::string> &names, const std::string &name) {
+  // A description calls a handful of kernels: a scan of the few seen beats a set.
+  if (std::find(names.begin(), names.end(), name) == names.end())
+    names.push_back(name);
+}
+
+} // namespace
+
+std::optional<DescriptionScan> scan_description(SourceManager &sources, FileId file, const std::string &path,
+                                                const ManifestLoadOptions &options, DiagnosticEngine &diags) {
+  DescriptionScan scan;
+  ManifestChecker calls(sources, diags, options, true);
+  bool ok = true;
+  std::function<bool(const JsonValue &)> on_item = [&](const JsonValue &item) {
+    std::optional<Call> call = calls.check_call(item, scan.call_count++);
+    if (!call)
+      return ok = false;
+    if (call->is_external())
+      note_name(scan.kernels, call->external().kernel);
+    else
+      note_name(scan.internals, call->internal().internal);
+    return true;
+  };
+  auto parsed = parse_json_stream(path, file, diags, "calls", on_item);
+  if (!parsed || !ok)
+    return std::nullopt;
+  auto header = ManifestChecker(sources, diags, options, true).check(parsed->document.root(), file);
+  if (!header)
+    return std::nullopt;
+  scan.header = std::move(*header);
+  scan.digest = parsed->digest;
+  scan.size = parsed->size;
+  return scan;
+}
+
+bool stream_calls(SourceManager &sources, FileId file, const std::string &path, const ManifestLoadOptions &options,
+                  const DescriptionScan &scan, DiagnosticEngine &diags,
+                  const std::function<void(const Call &)> &on_call) {
+  // The checks passed on these bytes once; a call that fails them now, or bytes that hash
+  // otherwise, mean the file changed under nkicc: what the first pass decided no longer holds.
+  DiagnosticEngine::Mark mark = diags.mark();
+  ManifestChecker calls(sources, diags, options, true);
+  std::size_t index = 0;
+  bool same = true;
+  std::function<bool(const JsonValue &)> on_item = [&](const JsonValue &item) {
+    std::optional<Call> call = index < scan.call_count ? calls.check_call(item, index) : std::nullopt;
+    ++index;
+    if (!call)
+      return same = false;
+    on_call(*call);
+    return true;
+  };
+  auto parsed = parse_json_stream(path, file, diags, "calls", on_item);
+  if (!parsed || !same || index != scan.call_count || parsed->digest != scan.digest || parsed->size != scan.size) {
+    diags.rollback(mark);
+    diags.io_error(path, "the kernel description changed while nkicc was reading it; run nkicc again");
+    return false;
+  }
+  return true;
 }
 
 } // namespace nkicc

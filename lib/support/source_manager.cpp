@@ -1,18 +1,31 @@
 #include "nkicc/support/source_manager.h"
 
+#include "nkicc/support/file_io.h"
+
 #include <algorithm>
 
 namespace nkicc {
 
 struct SourceManager::File {
   std::string name;
-  std::string contents;
+  mutable std::string contents;
+  mutable bool lazy = false; ///< contents not read yet (add_lazy_file)
   mutable bool indexed = false;
   mutable std::vector<std::uint32_t> starts; ///< offset where each line begins, built on first use
+
+  void load() const {
+    if (!lazy)
+      return;
+    lazy = false;
+    std::string why;
+    if (auto text = read_file(name, why))
+      contents = std::move(*text);
+  }
 
   void index() const {
     if (indexed)
       return;
+    load();
     starts.clear();
     starts.push_back(0);
     for (std::uint32_t i = 0; i < contents.size(); ++i) {
@@ -41,10 +54,20 @@ FileId SourceManager::add_buffer(std::string name, std::string contents) {
   return static_cast<FileId>(files_.size());
 }
 
+FileId SourceManager::add_lazy_file(std::string name) {
+  FileId id = add_buffer(std::move(name), {});
+  files_.back()->lazy = true;
+  return id;
+}
+
 const SourceManager::File &SourceManager::file(FileId id) const { return *files_.at(id - 1); }
 
 std::string_view SourceManager::name(FileId id) const { return file(id).name; }
-std::string_view SourceManager::contents(FileId id) const { return file(id).contents; }
+std::string_view SourceManager::contents(FileId id) const {
+  const File &f = file(id);
+  f.load();
+  return f.contents;
+}
 
 LineCol SourceManager::line_col(SourceLoc loc) const {
   const File &f = file(loc.file);

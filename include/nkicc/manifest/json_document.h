@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -48,7 +49,7 @@ public:
   bool is_integer_literal() const; ///< a Number written without fraction or exponent
 
 private:
-  friend class JsonBuilder;
+  template <class> friend class BasicJsonBuilder;
 
   bool is_text() const { return kind_ == Kind::String || kind_ == Kind::Number; }
 
@@ -77,7 +78,7 @@ public:
   const JsonValue &root() const { return root_; }
 
 private:
-  friend class JsonBuilder;
+  template <class> friend class BasicJsonBuilder;
   JsonValue root_;
   std::vector<std::unique_ptr<std::byte[]>> blocks_;
 };
@@ -88,6 +89,25 @@ struct JsonParseOptions {
   /// The diagnostic id of syntax errors: which kind of file was malformed.
   std::string error_id = "manifest-json";
 };
+
+/// The bytes of a file parsed as a stream (parse_json_stream).
+struct JsonStreamResult {
+  JsonDocument document;    ///< the file without the split array's items (the array is empty)
+  std::size_t items = 0;    ///< how many items the split array had
+  std::uint64_t digest = 0; ///< XXH3-64 of the bytes, so that a second pass can tell the file changed
+  std::uint64_t size = 0;
+};
+
+/// Parses the regular file at `path` (registered, maybe lazily, as `file`) through a window of
+/// fixed size, so that memory does not grow with the file: each item of the root object's array
+/// member `split_key` is handed to `on_item` as soon as it is complete, then let go (its storage
+/// is reused). Nullopt when the file cannot be read, is not a single JSON value, or `on_item`
+/// returned false; problems found by the builder (duplicate keys, depth) are reported, the
+/// others are not: the caller reads such a file whole with parse_json(), which says what is wrong.
+std::optional<JsonStreamResult> parse_json_stream(const std::string &path, FileId file, DiagnosticEngine &diags,
+                                                  std::string_view split_key,
+                                                  const std::function<bool(const JsonValue &)> &on_item,
+                                                  const JsonParseOptions &options = {});
 
 /// Parses a registered buffer. Syntax errors, duplicate keys, invalid UTF-8 and lone
 /// surrogates are reported at their position; the result is empty when any was found.

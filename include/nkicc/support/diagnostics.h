@@ -50,6 +50,20 @@ public:
   const std::vector<Diagnostic> &diagnostics() const { return diags_; }
   const SourceManager &sources() const { return sources_; }
 
+  /// A point to roll back to: what a stage that may be retried another way has not reported yet.
+  struct Mark {
+    std::size_t size = 0, errors = 0;
+    int worst_exit = 0;
+  };
+  Mark mark() const { return {diags_.size(), error_count_, worst_exit_}; }
+  /// Forgets every diagnostic recorded since `m` (a streamed read that falls back to reading the
+  /// description whole, which reports the same problems itself).
+  void rollback(const Mark &m) {
+    diags_.resize(m.size);
+    error_count_ = m.errors;
+    worst_exit_ = m.worst_exit;
+  }
+
   /// Hands the recorded diagnostics to the caller and forgets them (the tool prints them as
   /// each stage ends, so warnings appear before a later stage's errors).
   std::vector<Diagnostic> take();

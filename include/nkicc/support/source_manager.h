@@ -44,6 +44,10 @@ public:
 
   /// Registers a buffer under a display name (the path as the user wrote it).
   FileId add_buffer(std::string name, std::string contents);
+  /// Registers a file by its path without reading it: its contents are read on first use (a
+  /// diagnostic's line). A description read as a stream (manifest/description_stream.h) is
+  /// registered so, and is read whole only when a diagnostic points into it.
+  FileId add_lazy_file(std::string name);
 
   std::string_view name(FileId file) const;
   std::string_view contents(FileId file) const;

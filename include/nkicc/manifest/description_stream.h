@@ -1,0 +1,46 @@
+// A description file read as a stream (issue 16): memory holds one call at a time, not the file
+// and not its calls, so a run over 1,000,000 calls of 100 variants needs what one over 10,000
+// does. Two passes over the bytes:
+//
+//   1. scan_description(): every call checked and let go; what the pipeline must know before the
+//      first trace is kept (the description without its calls, the kernels the calls name);
+//   2. stream_calls(): each call again, checked, handed to the pipeline, let go.
+//
+// The diagnostics of a streamed read are not the ones to show: when the first pass finds
+// anything wrong, the caller rolls them back (DiagnosticEngine::rollback) and reads the file
+// whole (load_manifest), which reports every error in document order, each at its value.
+#pragma once
+
+#include "nkicc/manifest/manifest.h"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nkicc {
+
+/// What the first pass learned.
+struct DescriptionScan {
+  Manifest header;                    ///< the description with `calls` empty; its sources are read
+  std::size_t call_count = 0;
+  std::vector<std::string> kernels;   ///< the distinct external kernels called, in first-call order
+  std::vector<std::string> internals; ///< the distinct internal func_names, in first-call order
+  std::uint64_t digest = 0;           ///< XXH3-64 of the bytes, and their number: the second pass
+  std::uint64_t size = 0;             ///< must read the same file
+};
+
+/// Pass 1 over the regular file `path`, registered (lazily) as `file`. Nullopt when the file
+/// cannot be streamed as it is: unreadable, malformed, or any check failed (diagnostics may have
+/// been recorded: roll them back and load the file whole).
+std::optional<DescriptionScan> scan_description(SourceManager &sources, FileId file, const std::string &path,
+                                                const ManifestLoadOptions &options, DiagnosticEngine &diags);
+
+/// Pass 2: each call, checked again, handed to `on_call` in order, then let go. False, with one
+/// located error, when the file is no longer what pass 1 read.
+bool stream_calls(SourceManager &sources, FileId file, const std::string &path, const ManifestLoadOptions &options,
+                  const DescriptionScan &scan, DiagnosticEngine &diags,
+                  const std::function<void(const Call &)> &on_call);
+
+} // namespace nkicc
