@@ -1168,51 +1168,143 @@ std::string one_line(std::string_view value) {
   return out;
 }
 
-/// `key --explain`: the persistent key of each call, component by component; the registry is
-/// already loaded.
-std::optional<DriverOutput> explain_keys(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags,
-                                         const Manifest &manifest, Pipeline &pipeline) {
-  if (!pipeline.load_modules())
-    return std::nullopt;
-  std::string text;
-  std::vector<PyConstant> calls;
-  for (const Call &call : manifest.calls) {
-    if (!options.text.calls.accepts(call.index, call.is_external() ? call.external().kernel : call.internal().internal))
-      continue;
-    auto key = pipeline.persistent_key(call);
+/// `nkicc key`'s output, a call at a time: each call's key as far as it is known before tracing,
+/// or with --explain its persistent key, component by component.
+class KeyWriter {
+public:
+  KeyWriter(const DriverOptions &options, DiagnosticEngine &diags, const ResolvedTarget &target, Pipeline &pipeline,
+            TextSink &sink)
+      : options_(options), diags_(diags), target_(target), pipeline_(pipeline), sink_(sink) {}
+
+  void write(const Call &call) {
+    if (!options_.text.calls.accepts(call.index,
+                                     call.is_external() ? call.external().kernel : call.internal().internal))
+      return;
+    if (options_.explain_keys)
+      explain(call);
+    else
+      key(call);
+    sink_.flush_if_large();
+  }
+
+  /// The JSON form of --explain is one document, written at the end.
+  void finish() {
+    if (options_.explain_keys && options_.key_json)
+      sink_.text += to_pretty_json(PyConstant::make_dict({{"calls", PyConstant::list(std::move(explained_))}})) + "\n";
+  }
+
+private:
+  void separate() {
+    if (!first_)
+      sink_.text += '\n';
+    first_ = false;
+  }
+
+  void key(const Call &call) {
+    separate();
+    if (call.is_external()) {
+      const ExternalCall &e = call.external();
+      auto key = specialization_key(e, {}, target_.is_fallback, diags_);
+      if (!key)
+        return;
+      fmt::format_to(std::back_inserter(sink_.text), "call {}: kernel {}\n  specialization key: {}\n", call.index,
+                     e.kernel, py_repr(*key));
+    } else {
+      const InternalCall &c = call.internal();
+      std::string text = key_components_string(internal_key_components(c, *target_.info));
+      fmt::format_to(std::back_inserter(sink_.text), "call {}: internal {}\n  components: {}\n  key: {}\n", call.index,
+                     c.internal, text, cache_key_of(text));
+    }
+  }
+
+  void explain(const Call &call) {
+    auto key = pipeline_.persistent_key(call);
     if (!key)
-      continue;
+      return;
     std::string_view kind = call.is_external() ? "kernel" : "internal";
-    if (options.key_json) {
+    if (options_.key_json) {
       using E = std::vector<std::pair<std::string, PyConstant>>;
       std::vector<PyConstant> components;
       for (const KeyComponent &c : key->components)
         components.push_back(PyConstant::make_dict(E{{"name", PyConstant::str(c.name)},
                                                      {"value", PyConstant::str(c.value)},
                                                      {"digest", PyConstant::str(c.digest)}}));
-      calls.push_back(PyConstant::make_dict(E{{"call", PyConstant::integer(static_cast<std::int64_t>(call.index))},
-                                              {"kind", PyConstant::str(call.is_external() ? "external" : "internal")},
-                                              {"kernel", PyConstant::str(key->kernel)},
-                                              {"key", PyConstant::str(key->key)},
-                                              {"components", PyConstant::list(std::move(components))}}));
-      continue;
+      explained_.push_back(PyConstant::make_dict(E{{"call", PyConstant::integer(static_cast<std::int64_t>(call.index))},
+                                                   {"kind", PyConstant::str(call.is_external() ? "external" : "internal")},
+                                                   {"kernel", PyConstant::str(key->kernel)},
+                                                   {"key", PyConstant::str(key->key)},
+                                                   {"components", PyConstant::list(std::move(components))}}));
+      return;
     }
-    if (!text.empty())
-      text += '\n';
-    text += fmt::format("call {}: {} {}\n  persistent key: {}\n", call.index, kind, key->kernel, key->key);
+    separate();
+    fmt::format_to(std::back_inserter(sink_.text), "call {}: {} {}\n  persistent key: {}\n", call.index, kind,
+                   key->kernel, key->key);
     for (const KeyComponent &c : key->components)
-      text += fmt::format("  {}: {}  {}\n", c.name, c.digest, one_line(c.value));
+      fmt::format_to(std::back_inserter(sink_.text), "  {}: {}  {}\n", c.name, c.digest, one_line(c.value));
   }
-  if (diags.has_errors())
+
+  const DriverOptions &options_;
+  DiagnosticEngine &diags_;
+  const ResolvedTarget &target_;
+  Pipeline &pipeline_;
+  TextSink &sink_;
+  bool first_ = true;
+  std::vector<PyConstant> explained_;
+};
+
+/// `nkicc key` over a streamed description, as stream_trace() reads it: nullopt, with nothing
+/// reported, when the description must be read whole.
+std::optional<std::optional<DriverOutput>> stream_key(const DriverOptions &options, SourceManager &sources,
+                                                      DiagnosticEngine &diags) {
+  DiagnosticEngine::Mark mark = diags.mark();
+  auto read_whole = [&]() -> std::optional<std::optional<DriverOutput>> {
+    diags.rollback(mark);
     return std::nullopt;
-  if (options.key_json)
-    text = to_pretty_json(PyConstant::make_dict({{"calls", PyConstant::list(std::move(calls))}})) + "\n";
-  return DriverOutput{std::move(text), false, files_read(manifest, sources, &pipeline.registry())};
+  };
+  FileId file = sources.add_lazy_file(options.input);
+  ManifestLoadOptions load_options;
+  load_options.base_dir = parent_dir(options.input);
+  load_options.default_name = file_stem(options.input);
+  std::optional<DescriptionScan> scan = scan_description(sources, file, options.input, load_options, diags);
+  if (!scan)
+    return read_whole();
+  const Manifest &header = scan->header;
+  auto target = target_for(options, header, diags);
+  if (!target)
+    return read_whole();
+  auto modules = parse_sources(header, sources, diags);
+  if (!modules || !std::all_of(scan->kernels.begin(), scan->kernels.end(), [&](const std::string &kernel) {
+        return kernel_resolves(kernel, *modules);
+      }))
+    return read_whole();
+  Pipeline pipeline(options, sources, diags, header, *modules, *target);
+  std::vector<std::pair<std::string, SourceLoc>> internals;
+  for (const std::string &name : scan->internals)
+    internals.emplace_back(name, SourceLoc{});
+  if (!pipeline.load_registry(internals))
+    return read_whole();
+  if (options.explain_keys && !pipeline.load_modules())
+    return std::optional<DriverOutput>{};
+  auto out = emit_text(options, {}, [&](TextSink &sink) {
+    KeyWriter writer(options, diags, *target, pipeline, sink);
+    if (!stream_calls(sources, file, options.input, load_options, *scan, diags,
+                      [&](const Call &call) { writer.write(call); }))
+      return false;
+    writer.finish();
+    return true;
+  });
+  if (!out || diags.has_errors())
+    return std::optional<DriverOutput>{};
+  out->dependencies = files_read(header, sources, &pipeline.registry());
+  return out;
 }
 
 } // namespace
 
 std::optional<DriverOutput> run_key(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags) {
+  if (streamable(options))
+    if (std::optional<std::optional<DriverOutput>> out = stream_key(options, sources, diags))
+      return std::move(*out);
   auto manifest = load(options, sources, diags);
   if (!manifest)
     return std::nullopt;
@@ -1228,34 +1320,15 @@ std::optional<DriverOutput> run_key(const DriverOptions &options, SourceManager 
   Pipeline pipeline(options, sources, diags, *manifest, *modules, *target);
   if (!pipeline.load_registry(Pipeline::internal_names(manifest->calls)))
     return std::nullopt;
-  if (options.explain_keys)
-    return explain_keys(options, sources, diags, *manifest, pipeline);
+  if (options.explain_keys && !pipeline.load_modules())
+    return std::nullopt;
   // Written as it is produced (a key's text is about as large as its call in the description):
   // a run with errors leaves no output, as the tool discards the output when any is reported.
   auto out = emit_text(options, files_read(*manifest, sources, &pipeline.registry()), [&](TextSink &sink) {
-    bool first = true;
-    for (const Call &call : manifest->calls) {
-      if (!options.text.calls.accepts(call.index,
-                                      call.is_external() ? call.external().kernel : call.internal().internal))
-        continue;
-      if (!first)
-        sink.text += '\n';
-      first = false;
-      if (call.is_external()) {
-        const ExternalCall &e = call.external();
-        auto key = specialization_key(e, {}, target->is_fallback, diags);
-        if (!key)
-          continue;
-        fmt::format_to(std::back_inserter(sink.text), "call {}: kernel {}\n  specialization key: {}\n", call.index,
-                       e.kernel, py_repr(*key));
-      } else {
-        const InternalCall &c = call.internal();
-        std::string text = key_components_string(internal_key_components(c, *target->info));
-        fmt::format_to(std::back_inserter(sink.text), "call {}: internal {}\n  components: {}\n  key: {}\n", call.index,
-                       c.internal, text, cache_key_of(text));
-      }
-      sink.flush_if_large();
-    }
+    KeyWriter writer(options, diags, *target, pipeline, sink);
+    for (const Call &call : manifest->calls)
+      writer.write(call);
+    writer.finish();
     return true;
   });
   if (diags.has_errors())

@@ -99,7 +99,8 @@ public:
   /// zero-filled either, for the same reason.
   static constexpr std::size_t kChunk = 32 * 1024;
 
-  explicit ChunkedFileStream(int fd) : fd_(fd) {
+  /// `validate`: check that the bytes are UTF-8 (the reader itself does not).
+  ChunkedFileStream(int fd, bool validate) : fd_(fd), validate_(validate) {
     XXH3_64bits_reset(&hash_);
     refill();
   }
@@ -123,7 +124,7 @@ public:
   void keep_from(std::size_t offset) { keep_ = offset; }
 
   bool at_end() const { return pos_ == len_ && eof_; }
-  bool failed() const { return failed_; }
+  bool failed() const { return failed_ || invalid_; }
   std::uint64_t digest() const { return XXH3_64bits_digest(&hash_); }
   std::uint64_t size() const { return read_; }
 
@@ -162,6 +163,44 @@ private:
       break;
     }
     buffer_[len_] = '\0';
+    if (validate_)
+      validate();
+  }
+
+  /// Checks the bytes read since the last call as UTF-8, in bulk (RapidJSON's own check goes a
+  /// character at a time): a sequence cut by the end of the window waits for the next chunk.
+  void validate() {
+    std::string_view text(buffer_.get(), len_);
+    std::size_t i = validated_ - base_;
+    while (i < text.size()) {
+      // Runs of ASCII, eight bytes at a time.
+      while (i + 8 <= text.size()) {
+        std::uint64_t word;
+        std::memcpy(&word, text.data() + i, 8);
+        if (word & 0x8080808080808080ull)
+          break;
+        i += 8;
+      }
+      if (i >= text.size())
+        break;
+      auto lead = static_cast<unsigned char>(text[i]);
+      if (lead < 0x80) {
+        ++i;
+        continue;
+      }
+      std::size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+      if (i + need > text.size() && !eof_)
+        break;
+      std::size_t n = utf8_sequence_length(text, i);
+      if (n == 0) {
+        invalid_ = true;
+        break;
+      }
+      i += n;
+    }
+    validated_ = base_ + i;
+    if (eof_ && validated_ < base_ + text.size())
+      invalid_ = true;
   }
 
   int fd_;
@@ -170,6 +209,9 @@ private:
   std::size_t base_ = 0; ///< the file offset of buffer_[0]
   std::size_t pos_ = 0, len_ = 0, keep_ = 0, read_ = 0;
   bool eof_ = false, failed_ = false;
+  bool validate_;
+  bool invalid_ = false;
+  std::size_t validated_ = 0; ///< the file offset up to which the bytes are known UTF-8
   XXH3_state_t hash_{};
 };
 
@@ -583,11 +625,12 @@ std::optional<JsonStreamResult> parse_json_stream(const std::string &path, FileI
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
-  ChunkedFileStream stream(fd);
+  ChunkedFileStream stream(fd, options.validate_utf8);
   BasicJsonBuilder<ChunkedFileStream> builder(file, diags, options, stream);
   builder.split(split_key, &on_item);
   rapidjson::Reader reader;
-  rapidjson::ParseResult result = reader.Parse<kParseFlags>(stream, builder);
+  constexpr unsigned flags = kParseFlags & ~rapidjson::kParseValidateEncodingFlag;
+  rapidjson::ParseResult result = reader.Parse<flags>(stream, builder);
   if (!result || stream.failed())
     return std::nullopt;
   // Only white space may follow the value (RapidJSON stops at a NUL byte as if the text ended).

@@ -147,12 +147,13 @@ private:
                                    bool allow_memory = false) {
     TensorSpec t;
     t.loc = v.loc();
-    std::vector<std::string> accepted = {"shape", "dtype", "name"};
-    if (allow_access_shape)
-      accepted.push_back("access_shape");
-    if (allow_memory)
-      accepted.push_back("memory");
-    check_fields(v, ptr, accepted);
+    // The accepted fields of each kind of tensor, made once (a description has a tensor per
+    // operand of every call).
+    static const std::vector<std::string> kFields[4] = {{"shape", "dtype", "name"},
+                                                        {"shape", "dtype", "name", "memory"},
+                                                        {"shape", "dtype", "name", "access_shape"},
+                                                        {"shape", "dtype", "name", "access_shape", "memory"}};
+    check_fields(v, ptr, kFields[(allow_access_shape ? 2 : 0) + (allow_memory ? 1 : 0)]);
     bool ok = true;
     if (const JsonValue *s = v.find("shape")) {
       auto d = dims(*s, pointer_append(ptr, "shape"), "a shape");
@@ -609,7 +610,9 @@ bool stream_calls(SourceManager &sources, FileId file, const std::string &path, 
     on_call(*call);
     return true;
   };
-  auto parsed = parse_json_stream(path, file, diags, "calls", on_item);
+  JsonParseOptions parse_options;
+  parse_options.validate_utf8 = false; // the first pass did, and the digest says the bytes are the same
+  auto parsed = parse_json_stream(path, file, diags, "calls", on_item, parse_options);
   if (!parsed || !same || index != scan.call_count || parsed->digest != scan.digest || parsed->size != scan.size) {
     diags.rollback(mark);
     diags.io_error(path, "the kernel description changed while nkicc was reading it; run nkicc again");

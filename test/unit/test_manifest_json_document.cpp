@@ -2,6 +2,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
 using namespace nkicc;
 
 namespace {
@@ -198,4 +205,110 @@ TEST_CASE("the document outlives the parse and can be moved", "[manifest]") {
   CHECK(b->items()[0].kind() == JsonValue::Kind::Bool);
   CHECK(b->items()[0].boolean());
   CHECK(b->items()[1].kind() == JsonValue::Kind::Null);
+}
+
+namespace {
+
+/// A value as text with every position it holds, to compare a streamed item with the same item
+/// of a whole parse.
+std::string describe(const JsonValue &v) {
+  std::string out = std::to_string(v.loc().offset) + ":" + std::to_string(static_cast<int>(v.kind()));
+  if (v.kind() == JsonValue::Kind::String || v.kind() == JsonValue::Kind::Number)
+    out += "=" + std::string(v.text());
+  for (const JsonValue &item : v.items())
+    out += " [" + describe(item) + "]";
+  for (const JsonMember &m : v.members())
+    out += " {" + describe(m.key) + " " + describe(m.value) + "}";
+  return out;
+}
+
+struct TempFile {
+  std::string path;
+  explicit TempFile(const std::string &text) {
+    char name[] = "/tmp/nkicc-json-stream-XXXXXX";
+    int fd = ::mkstemp(name);
+    REQUIRE(fd >= 0);
+    REQUIRE(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+    ::close(fd);
+    path = name;
+  }
+  ~TempFile() { ::unlink(path.c_str()); }
+};
+
+} // namespace
+
+TEST_CASE("a streamed parse hands over each item of the split array with the whole parse's positions",
+          "[manifest]") {
+  // Items that straddle the stream's 32 KiB window: escapes, long strings, white space between
+  // tokens, a string longer than the window, and members after the split array.
+  std::string text = "{\"version\": 1,\n  \"calls\" : [";
+  for (int i = 0; i < 3000; ++i) {
+    if (i)
+      text += i % 7 ? ", " : ",\n    ";
+    // Raw UTF-8 too (two-, three- and four-byte sequences), which the window cuts somewhere.
+    text += "{\"k\": \"kernel_" + std::to_string(i) + "\", \"esc\": \"a\\nb\\u00e9\", \"raw\": \"\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\", \"n\": [" +
+            std::to_string(i) + ", -1.5e3]}";
+    if (i == 1500)
+      text += ", \"" + std::string(100000, 'x') + "\"";
+  }
+  text += "]  ,\n \"name\": \"after\"}\n";
+  REQUIRE(text.size() > 4 * 32 * 1024);
+
+  Parsed whole(text);
+  REQUIRE(whole.value);
+  std::vector<std::string> expected;
+  for (const JsonValue &item : whole.value->find("calls")->items())
+    expected.push_back(describe(item));
+
+  TempFile file(text);
+  SourceManager sm;
+  FileId id = sm.add_lazy_file(file.path);
+  DiagnosticEngine diags(sm);
+  std::vector<std::string> streamed;
+  std::function<bool(const JsonValue &)> on_item = [&](const JsonValue &item) {
+    streamed.push_back(describe(item));
+    return true;
+  };
+  auto result = parse_json_stream(file.path, id, diags, "calls", on_item);
+  REQUIRE(result);
+  CHECK(diags.diagnostics().empty());
+  CHECK(result->items == expected.size());
+  CHECK(result->size == text.size());
+  REQUIRE(streamed.size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    CHECK(streamed[i] == expected[i]);
+  // The rest of the document is kept, the split array empty.
+  const JsonValue &root = result->document.root();
+  CHECK(root.find("calls")->items().empty());
+  CHECK(root.find("calls")->loc().offset == whole.value->find("calls")->loc().offset);
+  CHECK(root.find("name")->text() == "after");
+  CHECK(root.find("name")->loc().offset == whole.value->find("name")->loc().offset);
+  // A lazily registered file is read when a position in it is shown.
+  CHECK(sm.line_col({id, root.find("name")->loc().offset}).line == whole.sm.line_col(whole.value->find("name")->loc()).line);
+}
+
+TEST_CASE("a streamed parse stops at what the whole parse would report", "[manifest]") {
+  std::function<bool(const JsonValue &)> keep_going = [](const JsonValue &) { return true; };
+  auto streams = [&](const std::string &text) {
+    TempFile file(text);
+    SourceManager sm;
+    DiagnosticEngine diags(sm);
+    return parse_json_stream(file.path, sm.add_lazy_file(file.path), diags, "calls", keep_going).has_value();
+  };
+  CHECK(streams("{\"calls\": [1, 2]} \n"));
+  CHECK_FALSE(streams("{\"calls\": [1, 2,]}"));        // a syntax error
+  CHECK_FALSE(streams("{\"calls\": [1, 2]} x"));       // text after the value
+  CHECK_FALSE(streams(std::string("{\"calls\": []}\0 ", 15))); // a NUL byte after it
+  CHECK_FALSE(streams("{\"calls\": [], \"calls\": []}")); // a duplicate key
+  CHECK_FALSE(streams("{\"calls\": [1, 2"));            // the end of the file
+  CHECK_FALSE(streams("{\"calls\": [\"\xFF\"]}"));     // bytes that are not UTF-8
+  CHECK_FALSE(streams("{\"calls\": [\"\xC3\"]}"));     // a cut sequence
+  CHECK_FALSE(streams("{\"calls\": []}\xC3"));         // one cut by the end of the file
+  std::function<bool(const JsonValue &)> stop = [](const JsonValue &v) { return v.text() != "2"; };
+  TempFile file("{\"calls\": [1, 2, 3]}");
+  SourceManager sm;
+  DiagnosticEngine diags(sm);
+  CHECK_FALSE(parse_json_stream(file.path, sm.add_lazy_file(file.path), diags, "calls", stop));
+  CHECK_FALSE(parse_json_stream("/nonexistent/nkicc.json", sm.add_lazy_file("/nonexistent/nkicc.json"), diags,
+                                "calls", keep_going));
 }

@@ -88,6 +88,9 @@ struct JsonParseOptions {
   std::size_t max_depth = 256;
   /// The diagnostic id of syntax errors: which kind of file was malformed.
   std::string error_id = "manifest-json";
+  /// parse_json_stream(): check that the bytes are UTF-8. A second pass over bytes a first one
+  /// checked (the same digest) skips it.
+  bool validate_utf8 = true;
 };
 
 /// The bytes of a file parsed as a stream (parse_json_stream).
