@@ -1000,7 +1000,8 @@ std::optional<std::optional<DriverOutput>> stream_trace(const DriverOptions &opt
   load_options.default_name = file_stem(options.input);
   std::optional<DescriptionScan> scan;
   {
-    StageTimer timer(options, "load");
+    // The first pass; -vv names it so, and a description read whole after it shows "load" too.
+    StageTimer timer(options, "load (streamed)");
     scan = scan_description(sources, file, options.input, load_options, diags);
   }
   if (!scan)
