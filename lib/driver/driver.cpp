@@ -786,11 +786,13 @@ private:
       return;
     if (cached) {
       ++binary_cache_.cache_hits;
-      log(fmt::format("Cache hit for {} (cache key: {}...)", c.func_name, c.cache_key.substr(0, 16)));
+      if (options_.info_log)
+        log(fmt::format("Cache hit for {} (cache key: {}...)", c.func_name, c.cache_key.substr(0, 16)));
       binary_cache_.record_usage(c.cache_key);
     } else {
       ++binary_cache_.cache_misses;
-      log(fmt::format("Cache miss for {} (cache key: {}...)", c.func_name, c.cache_key.substr(0, 16)));
+      if (options_.info_log)
+        log(fmt::format("Cache miss for {} (cache key: {}...)", c.func_name, c.cache_key.substr(0, 16)));
       std::optional<PersistentKey> pkey;
       std::optional<CacheEntry> hit;
       std::size_t files_at_lookup = sources_.file_count();

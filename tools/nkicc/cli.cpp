@@ -324,7 +324,9 @@ DriverOptions Session::driver_options() const {
   options.kernel_path.push_back(join_path(data_dir(), "kernels"));
   if (const char *e = env("nki_frontend"))
     options.nki_frontend = e;
-  options.info_log = [](const std::string &text) { spdlog::info("{}", text); };
+  // Set only when info lines are shown: the pipeline then skips formatting a line per cache hit.
+  if (spdlog::should_log(spdlog::level::info))
+    options.info_log = [](const std::string &text) { spdlog::info("{}", text); };
   options.stage_timer = [](std::string_view stage, double ms) { spdlog::debug("stage {}: {:.1f} ms", stage, ms); };
   // `print()` in a kernel is the kernel author's debugging aid: it goes to the log.
   options.print_handler = [](const std::string &text) { spdlog::info("print: {}", text); };
