@@ -24,10 +24,10 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
-
-#include <sys/stat.h>
 #include <map>
 #include <memory>
+
+#include <sys/stat.h>
 
 namespace nkicc {
 
@@ -120,9 +120,8 @@ bool kernel_resolves(const std::string &kernel, const std::vector<python::Module
   for (const python::Module &m : modules)
     if (m.function(kernel))
       ++owners;
-  return owners == 1 ||
-         (owners == 0 &&
-          std::any_of(modules.begin(), modules.end(), [&](const python::Module &m) { return imports_name(m, kernel); }));
+  return owners == 1 || (owners == 0 && std::any_of(modules.begin(), modules.end(),
+                                                    [&](const python::Module &m) { return imports_name(m, kernel); }));
 }
 
 /// Every external call must name a top-level function of exactly one source, or a function one
@@ -979,7 +978,7 @@ bool streamable(const DriverOptions &options) {
   if (options.description_text || options.input == "-" || options.emit == EmitKind::Manifest ||
       options.emit == EmitKind::Ast)
     return false;
-  struct stat st{};
+  struct stat st {};
   return ::stat(options.input.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
          static_cast<std::uint64_t>(st.st_size) < kMaxInputBytes;
 }
@@ -1016,9 +1015,8 @@ std::optional<std::optional<DriverOutput>> stream_trace(const DriverOptions &opt
   {
     StageTimer timer(options, "parse");
     modules = parse_sources(header, sources, diags);
-    if (!modules || !std::all_of(scan->kernels.begin(), scan->kernels.end(), [&](const std::string &kernel) {
-          return kernel_resolves(kernel, *modules);
-        }))
+    if (!modules || !std::all_of(scan->kernels.begin(), scan->kernels.end(),
+                                 [&](const std::string &kernel) { return kernel_resolves(kernel, *modules); }))
       return read_whole();
   }
   std::unique_ptr<PersistentCache> persistent;
@@ -1232,11 +1230,12 @@ private:
         components.push_back(PyConstant::make_dict(E{{"name", PyConstant::str(c.name)},
                                                      {"value", PyConstant::str(c.value)},
                                                      {"digest", PyConstant::str(c.digest)}}));
-      explained_.push_back(PyConstant::make_dict(E{{"call", PyConstant::integer(static_cast<std::int64_t>(call.index))},
-                                                   {"kind", PyConstant::str(call.is_external() ? "external" : "internal")},
-                                                   {"kernel", PyConstant::str(key->kernel)},
-                                                   {"key", PyConstant::str(key->key)},
-                                                   {"components", PyConstant::list(std::move(components))}}));
+      explained_.push_back(
+          PyConstant::make_dict(E{{"call", PyConstant::integer(static_cast<std::int64_t>(call.index))},
+                                  {"kind", PyConstant::str(call.is_external() ? "external" : "internal")},
+                                  {"kernel", PyConstant::str(key->kernel)},
+                                  {"key", PyConstant::str(key->key)},
+                                  {"components", PyConstant::list(std::move(components))}}));
       return;
     }
     separate();
@@ -1276,9 +1275,8 @@ std::optional<std::optional<DriverOutput>> stream_key(const DriverOptions &optio
   if (!target)
     return read_whole();
   auto modules = parse_sources(header, sources, diags);
-  if (!modules || !std::all_of(scan->kernels.begin(), scan->kernels.end(), [&](const std::string &kernel) {
-        return kernel_resolves(kernel, *modules);
-      }))
+  if (!modules || !std::all_of(scan->kernels.begin(), scan->kernels.end(),
+                               [&](const std::string &kernel) { return kernel_resolves(kernel, *modules); }))
     return read_whole();
   Pipeline pipeline(options, sources, diags, header, *modules, *target);
   std::vector<std::pair<std::string, SourceLoc>> internals;

@@ -284,7 +284,7 @@ private:
     std::uint32_t offset;
     std::size_t first; ///< the index of its first value on the scratch stack
     std::unique_ptr<std::set<std::string_view, std::less<>>> keys; ///< made only once an object is large
-    bool split = false; ///< the items of this array go to on_item_ (split())
+    bool split = false;                                            ///< the items of this array go to on_item_ (split())
   };
 
   /// Where the document's storage stood: what a split item allocates is given back after it.
@@ -410,9 +410,8 @@ private:
     }
     // The split array: the root object's member named split_key_ (its key is on top).
     bool split = on_item_ && kind == JsonValue::Kind::Array && stack_.size() == 1 &&
-                 stack_[0].kind == JsonValue::Kind::Object && !scratch_.empty() &&
-                 scratch_.size() > stack_[0].first && (scratch_.size() - stack_[0].first) % 2 == 1 &&
-                 scratch_.back().text() == split_key_;
+                 stack_[0].kind == JsonValue::Kind::Object && !scratch_.empty() && scratch_.size() > stack_[0].first &&
+                 (scratch_.size() - stack_[0].first) % 2 == 1 && scratch_.back().text() == split_key_;
     stack_.push_back({kind, offset, scratch_.size(), nullptr, split});
     if (split)
       split_mark_ = {doc_.blocks_.size(), block_, used_};
@@ -674,9 +673,9 @@ std::optional<JsonDocument> parse_json(const SourceManager &sources, FileId file
   if (rest < text.size()) {
     std::string_view after = text.substr(rest, 2);
     diags.error({file, static_cast<std::uint32_t>(rest)},
-                text[rest] == '\0'                                          ? "unexpected NUL byte (binary file?)"
+                text[rest] == '\0'                                    ? "unexpected NUL byte (binary file?)"
                 : after == "//" || after == "/*" || text[rest] == '#' ? "JSON does not allow comments"
-                                                                             : "unexpected text after the JSON value",
+                                                                      : "unexpected text after the JSON value",
                 options.error_id);
     return std::nullopt;
   }

@@ -237,8 +237,7 @@ struct TempFile {
 
 } // namespace
 
-TEST_CASE("a streamed parse hands over each item of the split array with the whole parse's positions",
-          "[manifest]") {
+TEST_CASE("a streamed parse hands over each item of the split array with the whole parse's positions", "[manifest]") {
   // Items that straddle the stream's 32 KiB window: escapes, long strings, white space between
   // tokens, a string longer than the window, and members after the split array.
   std::string text = "{\"version\": 1,\n  \"calls\" : [";
@@ -246,7 +245,8 @@ TEST_CASE("a streamed parse hands over each item of the split array with the who
     if (i)
       text += i % 7 ? ", " : ",\n    ";
     // Raw UTF-8 too (two-, three- and four-byte sequences), which the window cuts somewhere.
-    text += "{\"k\": \"kernel_" + std::to_string(i) + "\", \"esc\": \"a\\nb\\u00e9\", \"raw\": \"\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\", \"n\": [" +
+    text += "{\"k\": \"kernel_" + std::to_string(i) +
+            "\", \"esc\": \"a\\nb\\u00e9\", \"raw\": \"\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\", \"n\": [" +
             std::to_string(i) + ", -1.5e3]}";
     if (i == 1500)
       text += ", \"" + std::string(100000, 'x') + "\"";
@@ -284,7 +284,8 @@ TEST_CASE("a streamed parse hands over each item of the split array with the who
   CHECK(root.find("name")->text() == "after");
   CHECK(root.find("name")->loc().offset == whole.value->find("name")->loc().offset);
   // A lazily registered file is read when a position in it is shown.
-  CHECK(sm.line_col({id, root.find("name")->loc().offset}).line == whole.sm.line_col(whole.value->find("name")->loc()).line);
+  CHECK(sm.line_col({id, root.find("name")->loc().offset}).line ==
+        whole.sm.line_col(whole.value->find("name")->loc()).line);
 }
 
 TEST_CASE("a streamed parse stops at what the whole parse would report", "[manifest]") {
@@ -296,19 +297,19 @@ TEST_CASE("a streamed parse stops at what the whole parse would report", "[manif
     return parse_json_stream(file.path, sm.add_lazy_file(file.path), diags, "calls", keep_going).has_value();
   };
   CHECK(streams("{\"calls\": [1, 2]} \n"));
-  CHECK_FALSE(streams("{\"calls\": [1, 2,]}"));        // a syntax error
-  CHECK_FALSE(streams("{\"calls\": [1, 2]} x"));       // text after the value
+  CHECK_FALSE(streams("{\"calls\": [1, 2,]}"));                // a syntax error
+  CHECK_FALSE(streams("{\"calls\": [1, 2]} x"));               // text after the value
   CHECK_FALSE(streams(std::string("{\"calls\": []}\0 ", 15))); // a NUL byte after it
-  CHECK_FALSE(streams("{\"calls\": [], \"calls\": []}")); // a duplicate key
-  CHECK_FALSE(streams("{\"calls\": [1, 2"));            // the end of the file
-  CHECK_FALSE(streams("{\"calls\": [\"\xFF\"]}"));     // bytes that are not UTF-8
-  CHECK_FALSE(streams("{\"calls\": [\"\xC3\"]}"));     // a cut sequence
-  CHECK_FALSE(streams("{\"calls\": []}\xC3"));         // one cut by the end of the file
+  CHECK_FALSE(streams("{\"calls\": [], \"calls\": []}"));      // a duplicate key
+  CHECK_FALSE(streams("{\"calls\": [1, 2"));                   // the end of the file
+  CHECK_FALSE(streams("{\"calls\": [\"\xFF\"]}"));             // bytes that are not UTF-8
+  CHECK_FALSE(streams("{\"calls\": [\"\xC3\"]}"));             // a cut sequence
+  CHECK_FALSE(streams("{\"calls\": []}\xC3"));                 // one cut by the end of the file
   std::function<bool(const JsonValue &)> stop = [](const JsonValue &v) { return v.text() != "2"; };
   TempFile file("{\"calls\": [1, 2, 3]}");
   SourceManager sm;
   DiagnosticEngine diags(sm);
   CHECK_FALSE(parse_json_stream(file.path, sm.add_lazy_file(file.path), diags, "calls", stop));
-  CHECK_FALSE(parse_json_stream("/nonexistent/nkicc.json", sm.add_lazy_file("/nonexistent/nkicc.json"), diags,
-                                "calls", keep_going));
+  CHECK_FALSE(parse_json_stream("/nonexistent/nkicc.json", sm.add_lazy_file("/nonexistent/nkicc.json"), diags, "calls",
+                                keep_going));
 }

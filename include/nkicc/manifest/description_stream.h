@@ -23,7 +23,7 @@ namespace nkicc {
 
 /// What the first pass learned.
 struct DescriptionScan {
-  Manifest header;                    ///< the description with `calls` empty; its sources are read
+  Manifest header; ///< the description with `calls` empty; its sources are read
   std::size_t call_count = 0;
   std::vector<std::string> kernels;   ///< the distinct external kernels called, in first-call order
   std::vector<std::string> internals; ///< the distinct internal func_names, in first-call order
