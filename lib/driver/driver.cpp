@@ -231,16 +231,20 @@ public:
 
   /// Reads the internal-kernel registry when any call needs it, and resolves every internal
   /// call's func_name in it (SPEC §7).
+  /// A one-pass read calls it again for each internal kernel it meets first: the registry is
+  /// read once.
   bool load_registry(const std::vector<std::pair<std::string, SourceLoc>> &internals) {
     if (internals.empty())
       return true;
-    registry_files_begin_ = static_cast<FileId>(sources_.file_count() + 1);
+    if (!registry_loaded_)
+      registry_files_begin_ = static_cast<FileId>(sources_.file_count() + 1);
     struct Mark {
       Pipeline &p;
       ~Mark() { p.registry_files_end_ = static_cast<FileId>(p.sources_.file_count() + 1); }
     } mark{*this};
-    if (!registry_.load(options_.kernel_path, sources_, diags_))
+    if (!registry_loaded_ && !registry_.load(options_.kernel_path, sources_, diags_))
       return false;
+    registry_loaded_ = true;
     bool ok = true;
     for (const auto &[name, loc] : internals) {
       const RegistryEntry *entry = registry_.find(name);
@@ -864,6 +868,7 @@ private:
   /// Thread CPU seconds of each persistent key and lookup, for the -vv figures.
   std::vector<double> key_seconds_, lookup_seconds_;
   Registry registry_;
+  bool registry_loaded_ = false;
   std::map<std::string, const python::Module *> registry_modules_; ///< owned by the tracer's loader
   std::map<std::string, FileId> registry_files_;                   ///< every registry kernel file read, by path
   /// Per-run key -> the call that traced it, and where it is.
@@ -983,6 +988,98 @@ bool streamable(const DriverOptions &options) {
          static_cast<std::uint64_t>(st.st_size) < kMaxInputBytes;
 }
 
+/// Whether `trace` may read its description in one pass and start over in two when the one pass
+/// meets a problem: nothing it does may be seen before it ends. The persistent cache stores
+/// entries and counts lookups as it goes, so it needs the two passes; log lines are held
+/// (trace_once()).
+bool one_pass_possible(const DriverOptions &options) {
+  return !(options.cache.enabled() && options.use_cache && options.emit != EmitKind::Ir);
+}
+
+/// `trace` in one pass over its description (the common case: `calls` is its last member and
+/// everything is right): each call is checked, its kernel resolved the first time it is named,
+/// and traced, as the file is read. Nullopt, with nothing reported and nothing seen, when it
+/// must start over in two passes (stream_trace()): a check failed, a kernel did not resolve, a
+/// member followed `calls`. The info and print() lines of the pass are held until it ends.
+std::optional<std::optional<DriverOutput>> trace_once(const DriverOptions &options, SourceManager &sources,
+                                                      DiagnosticEngine &diags) {
+  DiagnosticEngine::Mark mark = diags.mark();
+  std::vector<std::pair<bool, std::string>> held; // (a print() line, the line)
+  bool holding = true;
+  DriverOptions opts = options;
+  if (options.info_log)
+    opts.info_log = [&](const std::string &text) {
+      if (holding)
+        held.emplace_back(false, text);
+      else
+        options.info_log(text);
+    };
+  if (options.print_handler)
+    opts.print_handler = [&](const std::string &text) {
+      if (holding)
+        held.emplace_back(true, text);
+      else
+        options.print_handler(text);
+    };
+  FileId file = sources.add_lazy_file(options.input);
+  ManifestLoadOptions load_options;
+  load_options.base_dir = parent_dir(options.input);
+  load_options.default_name = file_stem(options.input);
+  Manifest header;
+  std::optional<ResolvedTarget> target;
+  std::optional<std::vector<python::Module>> modules;
+  std::unique_ptr<Pipeline> pipeline;
+  std::vector<std::string> kernels, internals; // resolved already
+  auto on_header = [&](Manifest &&h) {
+    header = std::move(h);
+    target = target_for(opts, header, diags);
+    if (!target)
+      return false;
+    modules = parse_sources(header, sources, diags);
+    if (!modules)
+      return false;
+    pipeline = std::make_unique<Pipeline>(opts, sources, diags, header, *modules, *target);
+    pipeline->streaming();
+    return pipeline->load_modules();
+  };
+  auto on_call = [&](const Call &call) {
+    if (call.is_external()) {
+      const std::string &kernel = call.external().kernel;
+      if (std::find(kernels.begin(), kernels.end(), kernel) == kernels.end()) {
+        if (!kernel_resolves(kernel, *modules))
+          return false;
+        kernels.push_back(kernel);
+      }
+    } else {
+      const InternalCall &ic = call.internal();
+      if (std::find(internals.begin(), internals.end(), ic.internal) == internals.end()) {
+        if (!pipeline->load_registry({{ic.internal, ic.internal_loc}}))
+          return false;
+        internals.push_back(ic.internal);
+      }
+    }
+    pipeline->trace_call(call);
+    return true;
+  };
+  bool read;
+  {
+    StageTimer timer(options, "trace (one pass)");
+    read = read_description_once(sources, file, options.input, load_options, diags, on_header, on_call);
+  }
+  if (!read) {
+    diags.rollback(mark);
+    return std::nullopt;
+  }
+  holding = false;
+  for (const auto &[print, text] : held)
+    (print ? options.print_handler : options.info_log)(text);
+  if (!pipeline->finish_tracing())
+    return std::optional<DriverOutput>{};
+  std::vector<std::string> deps = files_read(header, sources, &pipeline->registry());
+  deps.insert(deps.end(), pipeline->imported_files().begin(), pipeline->imported_files().end());
+  return emit_traced(opts, diags, header, *pipeline, nullptr, std::move(deps));
+}
+
 /// `trace` over a streamed description: the calls are checked in a first pass, then traced one
 /// at a time as a second pass reads them, so that memory holds the variants, not the calls.
 /// Nullopt, with nothing reported and nothing traced, when the description must be read whole
@@ -1046,9 +1143,13 @@ std::optional<std::optional<DriverOutput>> stream_trace(const DriverOptions &opt
 } // namespace
 
 std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags) {
-  if (streamable(options))
+  if (streamable(options)) {
+    if (one_pass_possible(options))
+      if (std::optional<std::optional<DriverOutput>> out = trace_once(options, sources, diags))
+        return std::move(*out);
     if (std::optional<std::optional<DriverOutput>> out = stream_trace(options, sources, diags))
       return std::move(*out);
+  }
   std::optional<Manifest> manifest;
   {
     // Stage: the description file read and checked (SPEC §2).

@@ -230,9 +230,17 @@ public:
       : file_(file), diags_(diags), options_(options), stream_(stream) {}
 
   /// Hands each item of the root object's array `key` to `on_item` instead of keeping it.
-  void split(std::string_view key, const std::function<bool(const JsonValue &)> *on_item) {
+  void split(std::string_view key, const std::function<bool(const JsonValue &)> *on_item,
+             const std::function<bool(const JsonValue &)> *on_start = nullptr) {
     split_key_ = key;
     on_item_ = on_item;
+    on_start_ = on_start;
+  }
+
+  /// Whether the split array was the root object's last member (0 when there was none).
+  bool split_last() const {
+    return split_member_ && !scratch_.empty() && scratch_.back().kind() == JsonValue::Kind::Object &&
+           scratch_.back().members().size() == split_member_;
   }
 
   bool Null() { return scalar(JsonValue::Kind::Null, {}, false); }
@@ -412,6 +420,11 @@ private:
     bool split = on_item_ && kind == JsonValue::Kind::Array && stack_.size() == 1 &&
                  stack_[0].kind == JsonValue::Kind::Object && !scratch_.empty() && scratch_.size() > stack_[0].first &&
                  (scratch_.size() - stack_[0].first) % 2 == 1 && scratch_.back().text() == split_key_;
+    if (split) {
+      split_member_ = (scratch_.size() - stack_[0].first + 1) / 2;
+      if (on_start_ && !(*on_start_)(partial_root(offset)))
+        return false;
+    }
     stack_.push_back({kind, offset, scratch_.size(), nullptr, split});
     if (split)
       split_mark_ = {doc_.blocks_.size(), block_, used_};
@@ -447,6 +460,21 @@ private:
     mark_after_bracket();
     scratch_.push_back(v);
     return finish_value();
+  }
+
+  /// The root object as far as it is read when the split array starts: its members so far, the
+  /// split array last and empty.
+  JsonValue partial_root(std::uint32_t array_offset) {
+    const Frame &root = stack_[0];
+    std::size_t members = (scratch_.size() - root.first + 1) / 2;
+    auto *out = static_cast<JsonMember *>(allocate(members * sizeof(JsonMember), alignof(JsonMember)));
+    for (std::size_t i = 0; i + 1 < members; ++i)
+      new (out + i) JsonMember{scratch_[root.first + 2 * i], scratch_[root.first + 2 * i + 1]};
+    new (out + members - 1) JsonMember{scratch_.back(), leaf(JsonValue::Kind::Array, array_offset)};
+    JsonValue v = leaf(JsonValue::Kind::Object, root.offset);
+    v.data_ = out;
+    v.size_ = static_cast<std::uint32_t>(members);
+    return v;
   }
 
   /// Gives back what was allocated since `m`; one ordinary block is kept for the next item.
@@ -486,6 +514,8 @@ private:
   Stream &stream_;
   std::string_view split_key_;
   const std::function<bool(const JsonValue &)> *on_item_ = nullptr;
+  const std::function<bool(const JsonValue &)> *on_start_ = nullptr;
+  std::size_t split_member_ = 0; ///< the split array's position among the root's members, from 1
   ArenaMark split_mark_;
   std::size_t split_items_ = 0;
   std::unique_ptr<std::byte[]> spare_; ///< an ordinary block a split item gave back
@@ -616,7 +646,8 @@ constexpr unsigned kParseFlags =
 std::optional<JsonStreamResult> parse_json_stream(const std::string &path, FileId file, DiagnosticEngine &diags,
                                                   std::string_view split_key,
                                                   const std::function<bool(const JsonValue &)> &on_item,
-                                                  const JsonParseOptions &options) {
+                                                  const JsonParseOptions &options,
+                                                  const std::function<bool(const JsonValue &)> &on_start) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return std::nullopt;
@@ -626,7 +657,7 @@ std::optional<JsonStreamResult> parse_json_stream(const std::string &path, FileI
   } closer{fd};
   ChunkedFileStream stream(fd, options.validate_utf8);
   BasicJsonBuilder<ChunkedFileStream> builder(file, diags, options, stream);
-  builder.split(split_key, &on_item);
+  builder.split(split_key, &on_item, on_start ? &on_start : nullptr);
   rapidjson::Reader reader;
   constexpr unsigned flags = kParseFlags & ~rapidjson::kParseValidateEncodingFlag;
   rapidjson::ParseResult result = reader.Parse<flags>(stream, builder);
@@ -642,6 +673,7 @@ std::optional<JsonStreamResult> parse_json_stream(const std::string &path, FileI
     return std::nullopt;
   JsonStreamResult out;
   out.items = builder.split_items();
+  out.split_last = builder.split_last();
   out.document = builder.take_document();
   out.digest = stream.digest();
   out.size = stream.size();

@@ -621,4 +621,24 @@ bool stream_calls(SourceManager &sources, FileId file, const std::string &path, 
   return true;
 }
 
+bool read_description_once(SourceManager &sources, FileId file, const std::string &path,
+                           const ManifestLoadOptions &options, DiagnosticEngine &diags,
+                           const std::function<bool(Manifest &&)> &on_header,
+                           const std::function<bool(const Call &)> &on_call) {
+  ManifestChecker calls(sources, diags, options, true);
+  std::size_t index = 0;
+  bool started = false;
+  std::function<bool(const JsonValue &)> on_start = [&](const JsonValue &root) {
+    auto header = ManifestChecker(sources, diags, options, true).check(root, file);
+    started = header && on_header(std::move(*header));
+    return started;
+  };
+  std::function<bool(const JsonValue &)> on_item = [&](const JsonValue &item) {
+    std::optional<Call> call = calls.check_call(item, index++);
+    return call && on_call(*call);
+  };
+  auto parsed = parse_json_stream(path, file, diags, "calls", on_item, {}, on_start);
+  return parsed && started && parsed->split_last;
+}
+
 } // namespace nkicc

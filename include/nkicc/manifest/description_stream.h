@@ -43,4 +43,14 @@ bool stream_calls(SourceManager &sources, FileId file, const std::string &path, 
                   const DescriptionScan &scan, DiagnosticEngine &diags,
                   const std::function<void(const Call &)> &on_call);
 
+/// The whole read in one pass, for a run that can start over (nothing it did is visible before it
+/// ends): `on_header` gets the description without its calls when its calls start (the members
+/// before them), then `on_call` each call, checked, in order. False when the description cannot be
+/// read so: a check failed, a callback returned false, there were no calls, or a member followed
+/// them (the header was not whole). The caller then rolls back and reads it in two passes.
+bool read_description_once(SourceManager &sources, FileId file, const std::string &path,
+                           const ManifestLoadOptions &options, DiagnosticEngine &diags,
+                           const std::function<bool(Manifest &&)> &on_header,
+                           const std::function<bool(const Call &)> &on_call);
+
 } // namespace nkicc

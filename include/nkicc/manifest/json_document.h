@@ -99,18 +99,23 @@ struct JsonStreamResult {
   std::size_t items = 0;    ///< how many items the split array had
   std::uint64_t digest = 0; ///< XXH3-64 of the bytes, so that a second pass can tell the file changed
   std::uint64_t size = 0;
+  bool split_last = false; ///< the split array was the root object's last member
 };
 
 /// Parses the regular file at `path` (registered, maybe lazily, as `file`) through a window of
 /// fixed size, so that memory does not grow with the file: each item of the root object's array
 /// member `split_key` is handed to `on_item` as soon as it is complete, then let go (its storage
 /// is reused). Nullopt when the file cannot be read, is not a single JSON value, or `on_item`
-/// returned false; problems found by the builder (duplicate keys, depth) are reported, the
-/// others are not: the caller reads such a file whole with parse_json(), which says what is wrong.
+/// returned false. `on_start`, when given, sees the root object as far as it is read when the split
+/// array starts (its members so far, then the split array, empty): a reader that needs what comes
+/// before the items can begin with it, and learns from `split_last` whether anything followed. Problems found by the
+/// builder (duplicate keys, depth) are reported, the others are not: the caller reads such a file whole with
+/// parse_json(), which says what is wrong.
 std::optional<JsonStreamResult> parse_json_stream(const std::string &path, FileId file, DiagnosticEngine &diags,
                                                   std::string_view split_key,
                                                   const std::function<bool(const JsonValue &)> &on_item,
-                                                  const JsonParseOptions &options = {});
+                                                  const JsonParseOptions &options = {},
+                                                  const std::function<bool(const JsonValue &)> &on_start = {});
 
 /// Parses a registered buffer. Syntax errors, duplicate keys, invalid UTF-8 and lone
 /// surrogates are reported at their position; the result is empty when any was found.
