@@ -691,7 +691,9 @@ private:
   /// Where the call being traced records what it compiled to.
   CompiledCall &slot() {
     if (!keep_calls_) {
-      current_ = CompiledCall{};
+      // Reused: its strings keep their capacity from call to call.
+      current_.trace.reset();
+      current_.kernel = nullptr;
       return current_;
     }
     return calls_.emplace_back();

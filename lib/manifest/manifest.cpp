@@ -460,6 +460,7 @@ private:
     if (!expect(v, Kind::Array, ptr, "an array of tensors"))
       return std::nullopt;
     std::vector<TensorSpec> out;
+    out.reserve(v.items().size());
     bool ok = true;
     for (std::size_t i = 0; i < v.items().size(); ++i) {
       Pointer p = pointer_append(ptr, i);
@@ -486,17 +487,18 @@ private:
         error(internal, pointer_append(ptr, "internal"), "an internal kernel name must not be empty");
         ok = false;
       }
-      c.internal = *s;
+      c.internal = std::move(*s);
       c.internal_loc = internal.loc();
-      c.kernel_name = *s;
     } else {
       ok = false;
     }
     if (const JsonValue *k = v.find("kernel_name")) {
       if (auto s = string(*k, pointer_append(ptr, "kernel_name")))
-        c.kernel_name = *s;
+        c.kernel_name = std::move(*s);
       else
         ok = false;
+    } else {
+      c.kernel_name = c.internal;
     }
     if (const JsonValue *op = v.find("op")) {
       if (auto s = string(*op, pointer_append(ptr, "op")))
