@@ -62,10 +62,14 @@ namespace {
 // CESU-style bytes ED A0..BF xx) in a decoded string, or 0. Python would accept it, then fail
 // to encode the cache key, so nkicc rejects it up front.
 unsigned lone_surrogate(std::string_view s) {
+  // memchr finds the lead byte at memory speed; most strings have none.
   for (std::size_t i = 0; i + 2 < s.size(); ++i) {
-    auto b0 = static_cast<unsigned char>(s[i]);
+    const void *at = std::memchr(s.data() + i, 0xED, s.size() - 2 - i);
+    if (!at)
+      return 0;
+    i = static_cast<std::size_t>(static_cast<const char *>(at) - s.data());
     auto b1 = static_cast<unsigned char>(s[i + 1]);
-    if (b0 == 0xED && b1 >= 0xA0)
+    if (b1 >= 0xA0)
       return 0xD000u | ((b1 & 0x3Fu) << 6) | (static_cast<unsigned char>(s[i + 2]) & 0x3Fu);
   }
   return 0;
