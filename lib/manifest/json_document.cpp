@@ -124,6 +124,25 @@ public:
   std::size_t PutEnd(Ch *) { return 0; }
 
   std::string_view window() const { return {buffer_.get(), len_}; }
+
+  /// The bytes from the reading position to the first that a JSON string cannot hold as it is
+  /// (a quote, a backslash, a control character) or to the end of the window; skip() takes them.
+  /// RapidJSON's string scan reads them in one piece (ScanCopyUnescapedString below).
+  std::string_view plain_run() const {
+    std::size_t end = pos_;
+    while (end < len_) {
+      auto c = static_cast<unsigned char>(buffer_[end]);
+      if (c == '"' || c == '\\' || c < 0x20)
+        break;
+      ++end;
+    }
+    return {buffer_.get() + pos_, end - pos_};
+  }
+  void skip(std::size_t n) {
+    pos_ += n;
+    if (pos_ == len_)
+      refill();
+  }
   std::size_t window_base() const { return base_; }
   void keep_from(std::size_t offset) { keep_ = offset; }
 
@@ -218,6 +237,27 @@ private:
   std::size_t validated_ = 0; ///< the file offset up to which the bytes are known UTF-8
   XXH3_state_t hash_{};
 };
+
+} // namespace nkicc
+
+namespace rapidjson {
+/// RapidJSON copies the characters of a string one at a time through its stream; a file window
+/// hands over each run of plain characters at once (RapidJSON's own fast paths exist only for
+/// its in-memory streams).
+template <>
+template <>
+inline void GenericReader<UTF8<>, UTF8<>, CrtAllocator>::ScanCopyUnescapedString<
+    nkicc::ChunkedFileStream, GenericReader<UTF8<>, UTF8<>, CrtAllocator>::StackStream<char>>(
+    nkicc::ChunkedFileStream &is, StackStream<char> &os) {
+  std::string_view run = is.plain_run();
+  if (run.empty())
+    return;
+  std::memcpy(os.Push(static_cast<SizeType>(run.size())), run.data(), run.size());
+  is.skip(run.size());
+}
+} // namespace rapidjson
+
+namespace nkicc {
 
 /// Builds a JsonDocument from RapidJSON's SAX events. The values of the open arrays and
 /// objects wait on one scratch stack (an object's as key, value, key, value...); when a
