@@ -990,6 +990,69 @@ bool streamable(const DriverOptions &options) {
          static_cast<std::uint64_t>(st.st_size) < kMaxInputBytes;
 }
 
+/// A streamed read gives up: what it reported since `mark` is forgotten, and the caller reads the
+/// description another way.
+std::optional<std::optional<DriverOutput>> read_whole(DiagnosticEngine &diags, const DiagnosticEngine::Mark &mark) {
+  diags.rollback(mark);
+  return std::nullopt;
+}
+
+/// How a streamed read resolves the description's relative paths and names its module.
+ManifestLoadOptions streamed_load_options(const std::string &input) {
+  ManifestLoadOptions load_options;
+  load_options.base_dir = parent_dir(input);
+  load_options.default_name = file_stem(input);
+  return load_options;
+}
+
+/// What a two-pass read (trace and key) knows before its second pass: the first pass's scan, the
+/// target, the sources parsed and every external kernel resolved.
+struct StreamedDescription {
+  FileId file = kNoFile;
+  ManifestLoadOptions load_options;
+  DescriptionScan scan;
+  ResolvedTarget target;
+  std::vector<python::Module> modules;
+
+  /// The internal kernels the calls name, for Pipeline::load_registry().
+  std::vector<std::pair<std::string, SourceLoc>> internals() const {
+    std::vector<std::pair<std::string, SourceLoc>> names;
+    for (const std::string &name : scan.internals)
+      names.emplace_back(name, SourceLoc{});
+    return names;
+  }
+};
+
+/// The first pass and what follows it up to the registry. Nullopt when the description must be
+/// read whole (the caller rolls the diagnostics back): a check, the target, a source or a kernel
+/// name failed.
+std::unique_ptr<StreamedDescription> begin_streamed(const DriverOptions &options, SourceManager &sources,
+                                                    DiagnosticEngine &diags) {
+  auto d = std::make_unique<StreamedDescription>();
+  d->file = sources.add_lazy_file(options.input);
+  d->load_options = streamed_load_options(options.input);
+  std::optional<DescriptionScan> scan;
+  {
+    // The first pass; -vv names it so, and a description read whole after it shows "load" too.
+    StageTimer timer(options, "load (streamed)");
+    scan = scan_description(sources, d->file, options.input, d->load_options, diags);
+  }
+  if (!scan)
+    return nullptr;
+  d->scan = std::move(*scan);
+  auto target = target_for(options, d->scan.header, diags);
+  if (!target)
+    return nullptr;
+  d->target = *target;
+  StageTimer timer(options, "parse");
+  auto modules = parse_sources(d->scan.header, sources, diags);
+  if (!modules || !std::all_of(d->scan.kernels.begin(), d->scan.kernels.end(),
+                               [&](const std::string &kernel) { return kernel_resolves(kernel, *modules); }))
+    return nullptr;
+  d->modules = std::move(*modules);
+  return d;
+}
+
 /// Whether `trace` may read its description in one pass and start over in two when the one pass
 /// meets a problem: nothing it does may be seen before it ends. The persistent cache stores
 /// entries and counts lookups as it goes, so it needs the two passes; log lines are held
@@ -1009,24 +1072,22 @@ std::optional<std::optional<DriverOutput>> trace_once(const DriverOptions &optio
   std::vector<std::pair<bool, std::string>> held; // (a print() line, the line)
   bool holding = true;
   DriverOptions opts = options;
-  if (options.info_log)
-    opts.info_log = [&](const std::string &text) {
+  // Each handler the run was given is replaced by one that holds its lines while `holding`.
+  auto hold = [&](const std::function<void(const std::string &)> &direct,
+                  bool print) -> std::function<void(const std::string &)> {
+    if (!direct)
+      return {};
+    return [&, print](const std::string &text) {
       if (holding)
-        held.emplace_back(false, text);
+        held.emplace_back(print, text);
       else
-        options.info_log(text);
+        direct(text);
     };
-  if (options.print_handler)
-    opts.print_handler = [&](const std::string &text) {
-      if (holding)
-        held.emplace_back(true, text);
-      else
-        options.print_handler(text);
-    };
+  };
+  opts.info_log = hold(options.info_log, false);
+  opts.print_handler = hold(options.print_handler, true);
   FileId file = sources.add_lazy_file(options.input);
-  ManifestLoadOptions load_options;
-  load_options.base_dir = parent_dir(options.input);
-  load_options.default_name = file_stem(options.input);
+  ManifestLoadOptions load_options = streamed_load_options(options.input);
   Manifest header;
   std::optional<ResolvedTarget> target;
   std::optional<std::vector<python::Module>> modules;
@@ -1068,10 +1129,8 @@ std::optional<std::optional<DriverOutput>> trace_once(const DriverOptions &optio
     StageTimer timer(options, "trace (one pass)");
     read = read_description_once(sources, file, options.input, load_options, diags, on_header, on_call);
   }
-  if (!read) {
-    diags.rollback(mark);
-    return std::nullopt;
-  }
+  if (!read)
+    return read_whole(diags, mark);
   holding = false;
   for (const auto &[print, text] : held)
     (print ? options.print_handler : options.info_log)(text);
@@ -1090,49 +1149,22 @@ std::optional<std::optional<DriverOutput>> trace_once(const DriverOptions &optio
 std::optional<std::optional<DriverOutput>> stream_trace(const DriverOptions &options, SourceManager &sources,
                                                         DiagnosticEngine &diags) {
   DiagnosticEngine::Mark mark = diags.mark();
-  auto read_whole = [&]() -> std::optional<std::optional<DriverOutput>> {
-    diags.rollback(mark);
-    return std::nullopt;
-  };
-  FileId file = sources.add_lazy_file(options.input);
-  ManifestLoadOptions load_options;
-  load_options.base_dir = parent_dir(options.input);
-  load_options.default_name = file_stem(options.input);
-  std::optional<DescriptionScan> scan;
-  {
-    // The first pass; -vv names it so, and a description read whole after it shows "load" too.
-    StageTimer timer(options, "load (streamed)");
-    scan = scan_description(sources, file, options.input, load_options, diags);
-  }
-  if (!scan)
-    return read_whole();
-  const Manifest &header = scan->header;
-  auto target = target_for(options, header, diags);
-  if (!target)
-    return read_whole();
-  std::optional<std::vector<python::Module>> modules;
-  {
-    StageTimer timer(options, "parse");
-    modules = parse_sources(header, sources, diags);
-    if (!modules || !std::all_of(scan->kernels.begin(), scan->kernels.end(),
-                                 [&](const std::string &kernel) { return kernel_resolves(kernel, *modules); }))
-      return read_whole();
-  }
+  std::unique_ptr<StreamedDescription> d = begin_streamed(options, sources, diags);
+  if (!d)
+    return read_whole(diags, mark);
   std::unique_ptr<PersistentCache> persistent;
   if (!open_persistent(options, persistent, diags))
-    return read_whole();
-  Pipeline pipeline(options, sources, diags, header, *modules, *target, persistent.get());
+    return read_whole(diags, mark);
+  const Manifest &header = d->scan.header;
+  Pipeline pipeline(options, sources, diags, header, d->modules, d->target, persistent.get());
   pipeline.streaming();
   {
     StageTimer timer(options, "trace");
-    std::vector<std::pair<std::string, SourceLoc>> internals;
-    for (const std::string &name : scan->internals)
-      internals.emplace_back(name, SourceLoc{});
-    if (!pipeline.load_registry(internals))
-      return read_whole();
+    if (!pipeline.load_registry(d->internals()))
+      return read_whole(diags, mark);
     // From here on the run is this one: module-level code runs, calls are traced.
     if (!pipeline.load_modules() ||
-        !stream_calls(sources, file, options.input, load_options, *scan, diags,
+        !stream_calls(sources, d->file, options.input, d->load_options, d->scan, diags,
                       [&](const Call &call) { pipeline.trace_call(call); }) ||
         !pipeline.finish_tracing())
       return std::optional<DriverOutput>{};
@@ -1362,36 +1394,18 @@ private:
 std::optional<std::optional<DriverOutput>> stream_key(const DriverOptions &options, SourceManager &sources,
                                                       DiagnosticEngine &diags) {
   DiagnosticEngine::Mark mark = diags.mark();
-  auto read_whole = [&]() -> std::optional<std::optional<DriverOutput>> {
-    diags.rollback(mark);
-    return std::nullopt;
-  };
-  FileId file = sources.add_lazy_file(options.input);
-  ManifestLoadOptions load_options;
-  load_options.base_dir = parent_dir(options.input);
-  load_options.default_name = file_stem(options.input);
-  std::optional<DescriptionScan> scan = scan_description(sources, file, options.input, load_options, diags);
-  if (!scan)
-    return read_whole();
-  const Manifest &header = scan->header;
-  auto target = target_for(options, header, diags);
-  if (!target)
-    return read_whole();
-  auto modules = parse_sources(header, sources, diags);
-  if (!modules || !std::all_of(scan->kernels.begin(), scan->kernels.end(),
-                               [&](const std::string &kernel) { return kernel_resolves(kernel, *modules); }))
-    return read_whole();
-  Pipeline pipeline(options, sources, diags, header, *modules, *target);
-  std::vector<std::pair<std::string, SourceLoc>> internals;
-  for (const std::string &name : scan->internals)
-    internals.emplace_back(name, SourceLoc{});
-  if (!pipeline.load_registry(internals))
-    return read_whole();
+  std::unique_ptr<StreamedDescription> d = begin_streamed(options, sources, diags);
+  if (!d)
+    return read_whole(diags, mark);
+  const Manifest &header = d->scan.header;
+  Pipeline pipeline(options, sources, diags, header, d->modules, d->target);
+  if (!pipeline.load_registry(d->internals()))
+    return read_whole(diags, mark);
   if (options.explain_keys && !pipeline.load_modules())
     return std::optional<DriverOutput>{};
   auto out = emit_text(options, {}, [&](TextSink &sink) {
-    KeyWriter writer(options, diags, *target, pipeline, sink);
-    if (!stream_calls(sources, file, options.input, load_options, *scan, diags,
+    KeyWriter writer(options, diags, d->target, pipeline, sink);
+    if (!stream_calls(sources, d->file, options.input, d->load_options, d->scan, diags,
                       [&](const Call &call) { writer.write(call); }))
       return false;
     writer.finish();
