@@ -1,0 +1,202 @@
+// A description read as a stream (issue 16): `trace` in one pass when it can start over unseen,
+// else in two (a checking pass, then a tracing pass), and the first steps `key` shares; anything
+// wrong rolls back to the whole read of driver.cpp, which reports it in document order.
+#include "driver/pipeline.h"
+
+namespace nkicc::detail {
+
+/// Whether `trace` reads the description as a stream (issue 16): a regular file on disk, for an
+/// output made of traced calls. Standard input and the command line's description are read whole,
+/// and so are `--emit=manifest|ast`, which show the description itself.
+bool streamable(const DriverOptions &options) {
+  if (options.description_text || options.input == "-" || options.emit == EmitKind::Manifest ||
+      options.emit == EmitKind::Ast)
+    return false;
+  struct stat st {};
+  return ::stat(options.input.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+         static_cast<std::uint64_t>(st.st_size) < kMaxInputBytes;
+}
+
+/// A streamed read gives up: what it reported since `mark` is forgotten, and the caller reads the
+/// description another way.
+std::optional<std::optional<DriverOutput>> read_whole(DiagnosticEngine &diags, const DiagnosticEngine::Mark &mark) {
+  diags.rollback(mark);
+  return std::nullopt;
+}
+
+namespace {
+
+/// How a streamed read resolves the description's relative paths and names its module.
+ManifestLoadOptions streamed_load_options(const std::string &input) {
+  ManifestLoadOptions load_options;
+  load_options.base_dir = parent_dir(input);
+  load_options.default_name = file_stem(input);
+  return load_options;
+}
+
+} // namespace
+
+/// The first pass and what follows it up to the registry. Nullopt when the description must be
+/// read whole (the caller rolls the diagnostics back): a check, the target, a source or a kernel
+/// name failed.
+std::unique_ptr<StreamedDescription> begin_streamed(const DriverOptions &options, SourceManager &sources,
+                                                    DiagnosticEngine &diags) {
+  auto d = std::make_unique<StreamedDescription>();
+  d->file = sources.add_lazy_file(options.input);
+  d->load_options = streamed_load_options(options.input);
+  std::optional<DescriptionScan> scan;
+  {
+    // The first pass; -vv names it so, and a description read whole after it shows "load" too.
+    StageTimer timer(options, "load (streamed)");
+    scan = scan_description(sources, d->file, options.input, d->load_options, diags);
+  }
+  if (!scan)
+    return nullptr;
+  d->scan = std::move(*scan);
+  auto target = target_for(options, d->scan.header, diags);
+  if (!target)
+    return nullptr;
+  d->target = *target;
+  StageTimer timer(options, "parse");
+  auto modules = parse_sources(d->scan.header, sources, diags);
+  if (!modules || !std::all_of(d->scan.kernels.begin(), d->scan.kernels.end(),
+                               [&](const std::string &kernel) { return kernel_resolves(kernel, *modules); }))
+    return nullptr;
+  d->modules = std::move(*modules);
+  return d;
+}
+
+namespace {
+
+/// Whether `trace` may read its description in one pass and start over in two when the one pass
+/// meets a problem: nothing it does may be seen before it ends. The persistent cache stores
+/// entries and counts lookups as it goes, so it needs the two passes; log lines are held
+/// (trace_once()).
+bool one_pass_possible(const DriverOptions &options) {
+  return !(options.cache.enabled() && options.use_cache && options.emit != EmitKind::Ir);
+}
+
+/// `trace` in one pass over its description (the common case: `calls` is its last member and
+/// everything is right): each call is checked, its kernel resolved the first time it is named,
+/// and traced, as the file is read. Nullopt, with nothing reported and nothing seen, when it
+/// must start over in two passes (stream_trace()): a check failed, a kernel did not resolve, a
+/// member followed `calls`. The info and print() lines of the pass are held until it ends.
+std::optional<std::optional<DriverOutput>> trace_once(const DriverOptions &options, SourceManager &sources,
+                                                      DiagnosticEngine &diags) {
+  DiagnosticEngine::Mark mark = diags.mark();
+  std::vector<std::pair<bool, std::string>> held; // (a print() line, the line)
+  bool holding = true;
+  DriverOptions opts = options;
+  // Each handler the run was given is replaced by one that holds its lines while `holding`.
+  auto hold = [&](const std::function<void(const std::string &)> &direct,
+                  bool print) -> std::function<void(const std::string &)> {
+    if (!direct)
+      return {};
+    return [&, print](const std::string &text) {
+      if (holding)
+        held.emplace_back(print, text);
+      else
+        direct(text);
+    };
+  };
+  opts.info_log = hold(options.info_log, false);
+  opts.print_handler = hold(options.print_handler, true);
+  FileId file = sources.add_lazy_file(options.input);
+  ManifestLoadOptions load_options = streamed_load_options(options.input);
+  Manifest header;
+  std::optional<ResolvedTarget> target;
+  std::optional<std::vector<python::Module>> modules;
+  std::unique_ptr<Pipeline> pipeline;
+  std::vector<std::string> kernels, internals; // resolved already
+  auto on_header = [&](Manifest &&h) {
+    header = std::move(h);
+    target = target_for(opts, header, diags);
+    if (!target)
+      return false;
+    modules = parse_sources(header, sources, diags);
+    if (!modules)
+      return false;
+    pipeline = std::make_unique<Pipeline>(opts, sources, diags, header, *modules, *target);
+    pipeline->streaming();
+    return pipeline->load_modules();
+  };
+  auto on_call = [&](const Call &call) {
+    if (call.is_external()) {
+      const std::string &kernel = call.external().kernel;
+      if (std::find(kernels.begin(), kernels.end(), kernel) == kernels.end()) {
+        if (!kernel_resolves(kernel, *modules))
+          return false;
+        kernels.push_back(kernel);
+      }
+    } else {
+      const InternalCall &ic = call.internal();
+      if (std::find(internals.begin(), internals.end(), ic.internal) == internals.end()) {
+        if (!pipeline->load_registry({{ic.internal, ic.internal_loc}}))
+          return false;
+        internals.push_back(ic.internal);
+      }
+    }
+    pipeline->trace_call(call);
+    return true;
+  };
+  bool read;
+  {
+    StageTimer timer(options, "trace (one pass)");
+    read = read_description_once(sources, file, options.input, load_options, diags, on_header, on_call);
+  }
+  if (!read)
+    return read_whole(diags, mark);
+  holding = false;
+  for (const auto &[print, text] : held)
+    (print ? options.print_handler : options.info_log)(text);
+  if (!pipeline->finish_tracing())
+    return std::optional<DriverOutput>{};
+  std::vector<std::string> deps = files_read(header, sources, &pipeline->registry());
+  deps.insert(deps.end(), pipeline->imported_files().begin(), pipeline->imported_files().end());
+  return emit_traced(opts, diags, header, *pipeline, nullptr, std::move(deps));
+}
+
+/// `trace` over a streamed description: the calls are checked in a first pass, then traced one
+/// at a time as a second pass reads them, so that memory holds the variants, not the calls.
+/// Nullopt, with nothing reported and nothing traced, when the description must be read whole
+/// instead: it has a problem (a check, a source, a kernel name, the registry), which the whole
+/// read reports as it always does, in document order.
+std::optional<std::optional<DriverOutput>> stream_trace(const DriverOptions &options, SourceManager &sources,
+                                                        DiagnosticEngine &diags) {
+  DiagnosticEngine::Mark mark = diags.mark();
+  std::unique_ptr<StreamedDescription> d = begin_streamed(options, sources, diags);
+  if (!d)
+    return read_whole(diags, mark);
+  std::unique_ptr<PersistentCache> persistent;
+  if (!open_persistent(options, persistent, diags))
+    return read_whole(diags, mark);
+  const Manifest &header = d->scan.header;
+  Pipeline pipeline(options, sources, diags, header, d->modules, d->target, persistent.get());
+  pipeline.streaming();
+  {
+    StageTimer timer(options, "trace");
+    if (!pipeline.load_registry(d->internals()))
+      return read_whole(diags, mark);
+    // From here on the run is this one: module-level code runs, calls are traced.
+    if (!pipeline.load_modules() ||
+        !stream_calls(sources, d->file, options.input, d->load_options, d->scan, diags,
+                      [&](const Call &call) { pipeline.trace_call(call); }) ||
+        !pipeline.finish_tracing())
+      return std::optional<DriverOutput>{};
+  }
+  std::vector<std::string> deps = files_read(header, sources, &pipeline.registry());
+  deps.insert(deps.end(), pipeline.imported_files().begin(), pipeline.imported_files().end());
+  return emit_traced(options, diags, header, pipeline, persistent.get(), std::move(deps));
+}
+
+} // namespace
+
+std::optional<std::optional<DriverOutput>> trace_streamed(const DriverOptions &options, SourceManager &sources,
+                                                          DiagnosticEngine &diags) {
+  if (one_pass_possible(options))
+    if (std::optional<std::optional<DriverOutput>> out = trace_once(options, sources, diags))
+      return out;
+  return stream_trace(options, sources, diags);
+}
+
+} // namespace nkicc::detail
