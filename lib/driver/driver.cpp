@@ -130,8 +130,7 @@ std::string dump_sources(const std::vector<python::Module> &modules, const Sourc
 }
 
 /// The files a run read, for depfiles: the description, its sources, registry files.
-std::vector<std::string> files_read(const Manifest &manifest, const SourceManager &sources,
-                                    const Registry *registry) {
+std::vector<std::string> files_read(const Manifest &manifest, const SourceManager &sources, const Registry *registry) {
   std::vector<std::string> files;
   if (names_a_file(sources.name(manifest.file)))
     files.emplace_back(sources.name(manifest.file));

@@ -434,16 +434,16 @@ private:
       pending_stores_[run_key] = {std::move(key), sources_.file_count()};
       return nullptr;
     }
-    log(fmt::format("Persistent cache hit for {} (key: {}...){}", e.kernel, key.key.substr(0, 16),
-                    persistent_->last_hit_remote() ? " from the remote cache" : ""));
+    log("Persistent cache hit for {} (key: {}...){}", e.kernel, key.key.substr(0, 16),
+        persistent_->last_hit_remote() ? " from the remote cache" : "");
     persistent_bir_[run_key] = std::move(entry->bir);
     return std::make_unique<trace::KernelTrace>(std::move(entry->trace));
   }
 
   void note_persistent_miss(const PersistentKey &key) {
     if (options_.explain_misses)
-      log(fmt::format("Persistent cache miss for {} (key: {}...): {}", key.kernel, key.key.substr(0, 16),
-                      persistent_->explain_miss(key)));
+      log("Persistent cache miss for {} (key: {}...): {}", key.kernel, key.key.substr(0, 16),
+          persistent_->explain_miss(key));
   }
 
   /// What a hit needs of a trace: everything but the IR instructions and tensors.
@@ -469,13 +469,13 @@ private:
   void store_persistent(const PersistentKey &key, std::size_t files_at_lookup, bool internal, const std::string &kernel,
                         const trace::KernelTrace &t, const std::string &bir) {
     if (sources_.file_count() != files_at_lookup) {
-      log(fmt::format("Persistent cache: {} not stored: its trace read files its key does not name", kernel));
+      log("Persistent cache: {} not stored: its trace read files its key does not name", kernel);
       return;
     }
     if (t.private_hbm_output) {
-      log(fmt::format("Persistent cache: {} not stored: it returns a private-HBM tensor, which only `nkicc simulate` "
-                      "accepts",
-                      kernel));
+      log("Persistent cache: {} not stored: it returns a private-HBM tensor, which only `nkicc simulate` "
+          "accepts",
+          kernel);
       return;
     }
     CacheEntry entry;
@@ -486,9 +486,10 @@ private:
     persistent_->store(key, std::move(entry));
   }
 
-  void log(const std::string &text) const {
+  /// An info line, formatted only when someone reads the info log (a cache hit logs one).
+  template <class... Args> void log(fmt::format_string<Args...> format, Args &&...args) const {
     if (options_.info_log)
-      options_.info_log(text);
+      options_.info_log(fmt::format(format, std::forward<Args>(args)...));
   }
 
   /// The parsed registry source of an entry, loaded into the tracer once. The entry's other
@@ -654,13 +655,11 @@ private:
       return;
     if (cached) {
       ++binary_cache_.cache_hits;
-      if (options_.info_log)
-        log(fmt::format("Cache hit for {} (cache key: {}...)", c.func_name, c.cache_key.substr(0, 16)));
+      log("Cache hit for {} (cache key: {}...)", c.func_name, c.cache_key.substr(0, 16));
       binary_cache_.record_usage(c.cache_key);
     } else {
       ++binary_cache_.cache_misses;
-      if (options_.info_log)
-        log(fmt::format("Cache miss for {} (cache key: {}...)", c.func_name, c.cache_key.substr(0, 16)));
+      log("Cache miss for {} (cache key: {}...)", c.func_name, c.cache_key.substr(0, 16));
       std::optional<PersistentKey> pkey;
       std::optional<CacheEntry> hit;
       std::size_t files_at_lookup = sources_.file_count();
@@ -673,8 +672,8 @@ private:
         if (hit && !hit->internal)
           hit.reset();
         if (hit)
-          log(fmt::format("Persistent cache hit for {} (key: {}...){}", c.func_name, pkey->key.substr(0, 16),
-                          persistent_->last_hit_remote() ? " from the remote cache" : ""));
+          log("Persistent cache hit for {} (key: {}...){}", c.func_name, pkey->key.substr(0, 16),
+              persistent_->last_hit_remote() ? " from the remote cache" : "");
         else
           note_persistent_miss(*pkey);
       }

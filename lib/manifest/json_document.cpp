@@ -194,7 +194,8 @@ private:
   /// character at a time): a sequence cut by the end of the window waits for the next chunk.
   void validate() {
     std::string_view text(buffer_.get(), len_);
-    std::size_t i = validated_ - base_;
+    // Bytes already checked may have left the window (a drop keeps from the builder's mark).
+    std::size_t i = validated_ > base_ ? validated_ - base_ : 0;
     while (i < text.size()) {
       // Runs of ASCII, eight bytes at a time.
       while (i + 8 <= text.size()) {
