@@ -5,6 +5,11 @@
 // new (malloc and free are still its, so overflows, use after free and leaks are still found;
 // only the new/delete mismatch check is lost), so that the budget's error path is checked under
 // the sanitizers too.
+//
+// Requests of a megabyte and more are huge blocks on transparent huge pages
+// (nkicc/support/huge_blocks.h): counted at their mapped size, told from malloc's blocks on delete
+// by their 2 MiB alignment and the blocks' table.
+#include "nkicc/support/huge_blocks.h"
 #include "nkicc/support/memory_budget.h"
 
 #include <cstdlib>
@@ -27,11 +32,24 @@ namespace md = nkicc::memory::detail;
   std::_Exit(1);
 }
 
-void *raw_alloc(std::size_t n, std::size_t align) {
+/// Whether large requests are huge blocks: read once, before main.
+const bool g_huge_blocks = nkicc::memory::huge_blocks_wanted();
+
+void *plain_alloc(std::size_t n, std::size_t align) {
   if (align <= alignof(std::max_align_t))
     return std::malloc(n);
   void *p = nullptr;
   return ::posix_memalign(&p, align, n) == 0 ? p : nullptr;
+}
+
+/// A block of `n` bytes aligned to `align`, and the bytes it holds (charged to the budget).
+void *raw_alloc(std::size_t n, std::size_t align, std::size_t &usable) {
+  if (n >= nkicc::memory::kHugeBlockFrom && g_huge_blocks && align <= nkicc::memory::kHugePageBytes)
+    if (void *p = nkicc::memory::huge_block_allocate(n, usable))
+      return p;
+  void *p = plain_alloc(n, align);
+  usable = p ? ::malloc_usable_size(p) : 0;
+  return p;
 }
 
 void *allocate(std::size_t n, std::size_t align, bool nothrow) {
@@ -46,23 +64,29 @@ void *allocate(std::size_t n, std::size_t align, bool nothrow) {
   } else {
     md::check(n); // throws past the budget
   }
-  void *p = raw_alloc(n, align);
+  std::size_t usable = 0;
+  void *p = raw_alloc(n, align, usable);
   if (!p) [[unlikely]] {
     md::system_refused(n, nothrow); // throws when it may
-    p = raw_alloc(n, align);
+    p = raw_alloc(n, align, usable);
     if (!p) {
       if (nothrow)
         return nullptr;
       out_of_memory();
     }
   }
-  md::charge(::malloc_usable_size(p));
+  md::charge(usable);
   return p;
 }
 
 void release(void *p) noexcept {
   if (!p)
     return;
+  if (nkicc::memory::maybe_huge_block(p)) [[unlikely]]
+    if (std::size_t size = nkicc::memory::huge_block_release(p)) {
+      md::credit(size);
+      return;
+    }
   md::credit(::malloc_usable_size(p));
   std::free(p);
 }

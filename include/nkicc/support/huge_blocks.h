@@ -1,0 +1,43 @@
+// Large blocks on transparent huge pages, for nkicc's operator new (tools/nkicc/counting_new.cpp).
+//
+// On the machines nkicc runs on, the first touch of a 4 KiB page costs 10-27 us; most of a
+// 400,000-instruction trace's time was such page faults, in the few blocks of a megabyte and
+// more that hold the IR's segments, the BIR builders' buffers and large strings. A 2 MiB huge
+// page is zeroed and mapped at about 0.3 us per 4 KiB. So a block of kHugeBlockFrom bytes or more
+// gets a mapping of its own, 2 MiB-aligned, whose whole huge pages are advised MADV_HUGEPAGE
+// before anything touches them; the last partial one is rounded up to a whole one only when that
+// adds at most an eighth of the block, else it stays on ordinary pages. A system whose
+// transparent huge pages are `never` ignores the advice and the block is an ordinary mapping.
+//
+// The blocks are recorded in a fixed table, so that operator delete can tell them from malloc's
+// without a header: only a 2 MiB-aligned pointer is looked up (malloc's large blocks never are,
+// its small ones rarely), and a pointer not in the table is malloc's.
+#pragma once
+
+#include <cstddef>
+
+namespace nkicc::memory {
+
+inline constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
+/// Requests from this size on are huge blocks.
+inline constexpr std::size_t kHugeBlockFrom = kHugePageBytes;
+/// Live huge blocks at most (each is at least 2 MiB: 16 GiB, twice the default --max-memory);
+/// past it, large requests go to malloc.
+inline constexpr std::size_t kMaxHugeBlocks = 8192;
+
+/// A mapping of at least `bytes` bytes, 2 MiB-aligned, its size in `size`. Null when `bytes` is
+/// below kHugeBlockFrom, the mapping fails or the table is full: the caller then asks malloc.
+void *huge_block_allocate(std::size_t bytes, std::size_t &size) noexcept;
+/// The size of the huge block at `p`, which is unmapped; 0 when `p` is not one (malloc's).
+std::size_t huge_block_release(void *p) noexcept;
+/// The size of the huge block at `p`, or 0.
+std::size_t huge_block_size(const void *p) noexcept;
+/// Whether `p` may be a huge block (2 MiB-aligned): the cheap test before the table's.
+inline bool maybe_huge_block(const void *p) noexcept {
+  return (reinterpret_cast<std::size_t>(p) & (kHugePageBytes - 1)) == 0;
+}
+/// Whether large requests should be huge blocks: yes unless NKICC_HUGE_PAGES=0 (benchmarks
+/// compare the two); never in the sanitizer builds, whose allocator must see every block.
+bool huge_blocks_wanted() noexcept;
+
+} // namespace nkicc::memory
