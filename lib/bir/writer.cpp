@@ -391,14 +391,22 @@ private:
   std::vector<AttrsOffset> attrs_;
 };
 
-std::string release(Builder &fbb) {
-  return std::string(reinterpret_cast<const char *>(fbb.GetBufferPointer()), fbb.GetSize());
+/// The finished bytes, in the builder's own buffer.
+OwnedBytes release(Builder &fbb) {
+  auto buffer = std::make_shared<flatbuffers::DetachedBuffer>(fbb.Release());
+  std::string_view bytes(reinterpret_cast<const char *>(buffer->data()), buffer->size());
+  return OwnedBytes(std::move(buffer), bytes);
 }
 
 } // namespace
 
 std::string write_kernel(const ir::Function &fn, std::string_view target_name, const SourceManager &sources,
                          std::span<const std::int64_t> grid) {
+  return std::string(write_kernel_blob(fn, target_name, sources, grid).bytes());
+}
+
+OwnedBytes write_kernel_blob(const ir::Function &fn, std::string_view target_name, const SourceManager &sources,
+                             std::span<const std::int64_t> grid) {
   Builder fbb(1024 + 256 * fn.instructions.size());
   fbb.ForceDefaults(false);
   auto name = fbb.CreateString(fn.name);
@@ -491,9 +499,7 @@ OwnedBytes write_module_blob(const ModuleInfo &info,
       CreateModule(fbb, kFormatVersion, nkicc_version, name, target, nki_frontend, blobs_offset, instructions_offset);
   fbb.TrackMinAlign(8);
   fbb.Finish(root, kModuleIdentifier);
-  auto buffer = std::make_shared<flatbuffers::DetachedBuffer>(fbb.Release());
-  std::string_view bytes(reinterpret_cast<const char *>(buffer->data()), buffer->size());
-  return OwnedBytes(std::move(buffer), bytes);
+  return release(fbb);
 }
 
 } // namespace nkicc::bir

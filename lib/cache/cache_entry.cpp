@@ -267,7 +267,7 @@ std::string serialize_entry(const CacheEntry &entry) {
   payload.u8(t.platform_target_is_fallback ? 1 : 0);
   payload.i64(t.function.matmul_mac_count);
   payload.u8(t.function.has_collectives ? 1 : 0);
-  payload.str(entry.bir);
+  payload.str(entry.bir.bytes());
 
   Writer w;
   w.out.reserve(payload.out.size() + 256 + 96 * entry.components.size());
@@ -378,7 +378,7 @@ std::optional<CacheEntry> parse(std::string_view bytes, std::string_view expecte
     if (n <= bytes.size() && p.take(static_cast<std::size_t>(n), blob))
       *bir_at = {static_cast<std::size_t>(blob - bytes.data()), static_cast<std::size_t>(n)};
   } else {
-    entry.bir = p.str();
+    entry.bir = OwnedBytes::of(p.str());
   }
   if (p.failed || !p.at_end())
     return fail(EntryDefect::Corrupt, "malformed payload");
@@ -393,16 +393,12 @@ std::optional<CacheEntry> parse_entry(std::string_view bytes, std::string_view e
   return parse(bytes, expected_key, defect, why, nullptr);
 }
 
-std::optional<CacheEntry> parse_entry_buffer(std::string &&bytes, std::string_view expected_key, EntryDefect &defect,
-                                             std::string &why) {
+std::optional<CacheEntry> parse_entry_buffer(const OwnedBytes &bytes, std::string_view expected_key,
+                                             EntryDefect &defect, std::string &why) {
   std::pair<std::size_t, std::size_t> bir_at{0, 0};
-  auto entry = parse(bytes, expected_key, defect, why, &bir_at);
-  if (entry) {
-    // The blob is the file's largest part: it stays in the buffer it was read into.
-    bytes.resize(bir_at.first + bir_at.second);
-    bytes.erase(0, bir_at.first);
-    entry->bir = std::move(bytes);
-  }
+  auto entry = parse(bytes.bytes(), expected_key, defect, why, &bir_at);
+  if (entry) // the blob, the file's largest part, stays in the buffer it was read into
+    entry->bir = bytes.slice(bir_at.first, bir_at.second);
   return entry;
 }
 

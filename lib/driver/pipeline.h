@@ -242,7 +242,7 @@ public:
       const CompiledCall &c = calls_[call.index];
       auto [it, fresh] = index.emplace(c.cache_key, static_cast<std::uint32_t>(kernels.size()));
       if (fresh)
-        kernels.emplace_back(c.cache_key, c.kernel->binary);
+        kernels.emplace_back(c.cache_key, c.kernel->binary.bytes());
       bir::ModuleCall m;
       m.func_name = c.func_name;
       m.kernel_name = c.kernel_name;
@@ -263,7 +263,7 @@ public:
       hlo::HloCall h;
       h.func_name = c.func_name;
       h.trace = c.trace.get();
-      h.bir_blob = c.kernel->binary;
+      h.bir_blob = c.kernel->binary.bytes();
       h.platform_target = target_.info->name;
       h.platform_target_is_fallback = target_.is_fallback;
       auto operand = [&h](const TensorSpec &t) { h.operands.push_back({t.shape, t.dtype, t.name}); };
@@ -467,7 +467,7 @@ private:
   /// Stores a fresh trace, unless it read a file that its key, formed before the trace, could
   /// not hold (an import inside a kernel body): such an entry could be reused wrongly.
   void store_persistent(const PersistentKey &key, std::size_t files_at_lookup, bool internal, const std::string &kernel,
-                        const trace::KernelTrace &t, const std::string &bir) {
+                        const trace::KernelTrace &t, const OwnedBytes &bir) {
     if (sources_.file_count() != files_at_lookup) {
       log("Persistent cache: {} not stored: its trace read files its key does not name", kernel);
       return;
@@ -532,16 +532,16 @@ private:
 
   /// The BIR kernel of a trace, when the output carries BIR (`--emit=bir|bir-text|hlo|
   /// stablehlo`); the IR text and the statistics never read it, so those runs skip writing it.
-  std::string compile_bir(const ir::Function &fn, std::span<const std::int64_t> grid = {}) const {
+  OwnedBytes compile_bir(const ir::Function &fn, std::span<const std::int64_t> grid = {}) const {
     // A persistent entry holds the BIR kernel whatever this run emits.
     if (persistent_)
-      return bir::write_kernel(fn, target_.info->name, sources_, grid);
+      return bir::write_kernel_blob(fn, target_.info->name, sources_, grid);
     switch (options_.emit) {
     case EmitKind::Bir:
     case EmitKind::BirText:
     case EmitKind::Hlo:
     case EmitKind::StableHlo:
-      return bir::write_kernel(fn, target_.info->name, sources_, grid);
+      return bir::write_kernel_blob(fn, target_.info->name, sources_, grid);
     case EmitKind::Manifest:
     case EmitKind::Ast:
     case EmitKind::Ir:
@@ -728,7 +728,7 @@ private:
   /// file count at the lookup, until their BIR is compiled and stored.
   std::map<std::string, std::pair<PersistentKey, std::size_t>> pending_stores_;
   /// The BIR kernels of persistent hits of external calls, by per-run key, until used.
-  std::map<std::string, std::string> persistent_bir_;
+  std::map<std::string, OwnedBytes> persistent_bir_;
   /// Thread CPU seconds of each persistent key and lookup, for the -vv figures.
   std::vector<double> key_seconds_, lookup_seconds_;
   Registry registry_;

@@ -14,7 +14,7 @@ CacheEntry sample_entry() {
   e.components = {{"format", std::string(64, '1')}, {"file k.py", std::string(64, '2')}};
   e.internal = false;
   e.kernel = "matmul_tiled";
-  e.bir = std::string("NBIK\0\x01\x02 blob bytes", 17);
+  e.bir = OwnedBytes::of(std::string("NBIK\0\x01\x02 blob bytes", 17));
   trace::KernelTrace &t = e.trace;
   t.function.name = "matmul_tiled";
   t.function.input_names = {"a", "b"};
@@ -24,12 +24,12 @@ CacheEntry sample_entry() {
   t.returns = {{"out", {128, 512}, DType::BFloat16}};
   t.result_is_sequence = true;
   t.aliases = {{1, 0}};
-  t.constant_values = {{"eps", PyConstant::floating(1e-5)},
-                       {"cfg", PyConstant::make_dict({{"tile", PyConstant::tuple({PyConstant::integer(-3),
-                                                                                  PyConstant::none()})},
-                                                      {"name", PyConstant::str("é\n")},
-                                                      {"on", PyConstant::boolean(true)},
-                                                      {"l", PyConstant::list({})}})}};
+  t.constant_values = {
+      {"eps", PyConstant::floating(1e-5)},
+      {"cfg", PyConstant::make_dict({{"tile", PyConstant::tuple({PyConstant::integer(-3), PyConstant::none()})},
+                                     {"name", PyConstant::str("é\n")},
+                                     {"on", PyConstant::boolean(true)},
+                                     {"l", PyConstant::list({})}})}};
   t.grid = {2, 4};
   t.platform_target_is_fallback = true;
   t.specialization_key = "(((128, 512), 'bfloat16'),)";
@@ -41,7 +41,7 @@ void check_same(const CacheEntry &a, const CacheEntry &b) {
   CHECK(a.components == b.components);
   CHECK(a.internal == b.internal);
   CHECK(a.kernel == b.kernel);
-  CHECK(a.bir == b.bir);
+  CHECK(a.bir.bytes() == b.bir.bytes());
   const trace::KernelTrace &x = a.trace, &y = b.trace;
   CHECK(x.function.name == y.function.name);
   CHECK(x.function.input_names == y.function.input_names);
@@ -74,11 +74,16 @@ TEST_CASE("an entry reads back as it was written", "[cache]") {
   check_same(e, *back);
   // The same entry gives the same bytes.
   CHECK(serialize_entry(*back) == bytes);
-  // Read from an owned buffer, the blob is the same, kept in that buffer.
-  std::string owned = bytes;
-  auto in_place = parse_entry_buffer(std::move(owned), e.key, defect, why);
+  // Read from an owned buffer, the blob is the same, kept in that buffer (which it keeps alive).
+  OwnedBytes owned = OwnedBytes::of(bytes);
+  auto in_place = parse_entry_buffer(owned, e.key, defect, why);
   REQUIRE(in_place);
   check_same(e, *in_place);
+  const char *start = owned.bytes().data();
+  CHECK(in_place->bir.bytes().data() > start);
+  CHECK(in_place->bir.bytes().data() + in_place->bir.size() < start + owned.size());
+  owned = OwnedBytes();
+  CHECK(in_place->bir.bytes() == e.bir.bytes());
   // The header alone names the key and components.
   std::string key;
   std::vector<std::pair<std::string, std::string>> components;
@@ -119,7 +124,9 @@ TEST_CASE("foreign bytes, another format and another key are told apart", "[cach
   CHECK_FALSE(parse_entry("", "", defect, why));
   CHECK(defect == EntryDefect::Truncated);
   CHECK(why == "empty entry");
-  CHECK_FALSE(parse_entry("\x7f" "ELF\x02\x01\x01 not an entry at all", "", defect, why));
+  CHECK_FALSE(parse_entry("\x7f"
+                          "ELF\x02\x01\x01 not an entry at all",
+                          "", defect, why));
   CHECK(defect == EntryDefect::Foreign);
   CHECK(why == "not an nkicc cache entry");
 

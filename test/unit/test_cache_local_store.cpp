@@ -34,7 +34,7 @@ std::string entry_bytes(const std::string &key, std::string payload) {
   CacheEntry e;
   e.key = key;
   e.kernel = "k";
-  e.bir = std::move(payload);
+  e.bir = OwnedBytes::of(std::move(payload));
   e.components = {{"format", "1"}};
   return serialize_entry(e);
 }
@@ -80,7 +80,7 @@ TEST_CASE("a stored entry is found again; the folder is tagged and sharded", "[c
     CHECK(store.store(key, entry_bytes(key, "blob"), why) == StoreOutcome::Stored);
     CHECK(store.lookup(key, entry, why) == LookupOutcome::Hit);
     REQUIRE(entry);
-    CHECK(entry->bir == "blob");
+    CHECK(entry->bir.bytes() == "blob");
   }
   std::vector<std::string> files = files_under(dir.path);
   CHECK(std::find(files.begin(), files.end(), "CACHEDIR.TAG") != files.end());
@@ -136,7 +136,7 @@ TEST_CASE("two writers of one key with different bytes: readers see one whole en
       std::string why;
       LookupOutcome got = store.lookup(key, entry, why);
       if (got == LookupOutcome::Hit &&
-          (entry->bir == std::string(200000, 'a') || entry->bir == std::string(300000, 'b')))
+          (entry->bir.bytes() == std::string(200000, 'a') || entry->bir.bytes() == std::string(300000, 'b')))
         ++hits;
       else if (got != LookupOutcome::Miss)
         ++bad;
@@ -151,9 +151,8 @@ TEST_CASE("two writers of one key with different bytes: readers see one whole en
   CHECK(hits > 0);
   // One entry, no temporary file left.
   std::vector<std::string> files = files_under(dir.path);
-  CHECK(std::count_if(files.begin(), files.end(), [](const std::string &f) {
-          return f.find(".tmp.") != std::string::npos;
-        }) == 0);
+  CHECK(std::count_if(files.begin(), files.end(),
+                      [](const std::string &f) { return f.find(".tmp.") != std::string::npos; }) == 0);
 }
 
 TEST_CASE("a store past the limit evicts the shard's oldest entries, never the newest", "[cache]") {

@@ -4,6 +4,8 @@
 // memory for one run and is never written anywhere.
 #pragma once
 
+#include "nkicc/support/owned_bytes.h"
+
 #include "nkicc/support/py_constant.h"
 
 #include <cstdint>
@@ -21,7 +23,7 @@ struct KernelTrace;
 /// What a miss stores and a hit reuses: seed 000's trace-result dict {'binary', 'input_names',
 /// 'output_names', 'format'} plus the traced kernel (for `--emit=ir` and HLO).
 struct CachedKernel {
-  std::string binary; ///< the BIR kernel blob
+  OwnedBytes binary; ///< the BIR kernel blob
   std::vector<std::string> input_names;
   std::vector<std::string> output_names;
   std::string format = "bir";

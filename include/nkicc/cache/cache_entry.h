@@ -38,6 +38,7 @@
 // their SHA-256 as well (nkicc/cache/remote_store.h).
 #pragma once
 
+#include "nkicc/support/owned_bytes.h"
 #include "nkicc/trace/tracer.h"
 
 #include <optional>
@@ -55,7 +56,7 @@ struct CacheEntry {
   std::vector<std::pair<std::string, std::string>> components; ///< (name, digest)
   bool internal = false;
   std::string kernel;
-  std::string bir;
+  OwnedBytes bir; ///< the BIR kernel blob
   /// The assembled result; its `function` holds only the name, input and output names, MAC
   /// count and has_collectives (a hit has no IR).
   trace::KernelTrace trace;
@@ -78,8 +79,8 @@ enum class EntryDefect {
 std::optional<CacheEntry> parse_entry(std::string_view bytes, std::string_view expected_key, EntryDefect &defect,
                                       std::string &why);
 /// The same, keeping the BIR blob in `bytes`' own buffer (a hit then copies it no more).
-std::optional<CacheEntry> parse_entry_buffer(std::string &&bytes, std::string_view expected_key, EntryDefect &defect,
-                                             std::string &why);
+std::optional<CacheEntry> parse_entry_buffer(const OwnedBytes &bytes, std::string_view expected_key,
+                                             EntryDefect &defect, std::string &why);
 
 /// Only the header's key and components, read from the start of an entry without checking its
 /// checksum (to explain a miss against the nearest entry); false when the header is malformed.

@@ -24,6 +24,8 @@
 
 #include "nkicc/cache/cache_entry.h"
 
+#include "nkicc/support/byte_arena.h"
+
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -140,6 +142,7 @@ private:
   std::uint64_t max_size_;
   std::array<CacheCounters, kCacheShards> pending_{};
   bool tagged_ = false;
+  ByteArena read_arena_; ///< where hits are read: their BIR blobs stay there for the run
 };
 
 /// Parses a size: bytes, or a number with K, M, G or T (powers of 1024; `KiB`, `MB` and the

@@ -6,7 +6,7 @@
 // page is zeroed and mapped at about 0.3 us per 4 KiB. So a block of kHugeBlockFrom bytes or more
 // gets a mapping of its own, 2 MiB-aligned, whose whole huge pages are advised MADV_HUGEPAGE
 // before anything touches them; the last partial one is rounded up to a whole one only when that
-// adds at most an eighth of the block, else it stays on ordinary pages. A system whose
+// adds at most a quarter of the block, else it stays on ordinary pages. A system whose
 // transparent huge pages are `never` ignores the advice and the block is an ordinary mapping.
 //
 // The blocks are recorded in a fixed table, so that operator delete can tell them from malloc's

@@ -29,9 +29,10 @@ constexpr std::size_t kNamesIndexMaxBytes = 64 * 1024;
 constexpr std::size_t kNamesIndexKeep = 128;
 constexpr std::string_view kTempMarker = ".tmp.";
 
-constexpr std::string_view kCacheDirTag = "Signature: 8a477f597d28d172789f06886806bc55\n"
-                                          "# This file is a cache directory tag created by nkicc.\n"
-                                          "# For information about cache directory tags, see https://bford.info/cachedir/\n";
+constexpr std::string_view kCacheDirTag =
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by nkicc.\n"
+    "# For information about cache directory tags, see https://bford.info/cachedir/\n";
 
 std::string errno_text(int err) {
   std::string s = std::strerror(err);
@@ -141,9 +142,8 @@ CacheCounters parse_stats(std::string_view text) {
     if (sp == std::string_view::npos)
       continue;
     std::string_view name = line.substr(0, sp);
-    std::string_view number = line.substr(line.find_first_not_of(' ', sp) == std::string_view::npos
-                                              ? line.size()
-                                              : line.find_first_not_of(' ', sp));
+    std::string_view number = line.substr(
+        line.find_first_not_of(' ', sp) == std::string_view::npos ? line.size() : line.find_first_not_of(' ', sp));
     std::uint64_t v = 0;
     auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), v);
     if (ec != std::errc() || end != number.data() + number.size())
@@ -178,8 +178,8 @@ public:
   bool ok() const { return fd_ >= 0; }
   void write() {
     std::string text = stats_text(counters);
-    if (::pwrite(fd_, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size()))
-      [[maybe_unused]] int rc = ::ftruncate(fd_, static_cast<off_t>(text.size()));
+    if (::pwrite(fd_, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size())) [[maybe_unused]]
+      int rc = ::ftruncate(fd_, static_cast<off_t>(text.size()));
   }
   CacheCounters counters;
 
@@ -194,8 +194,7 @@ struct ScannedEntry {
 };
 
 /// Calls `visit(path, name, stat)` for every file in the shard's sub-folders.
-template <class Visit>
-void for_each_shard_file(const std::string &shard_dir, Visit visit) {
+template <class Visit> void for_each_shard_file(const std::string &shard_dir, Visit visit) {
   DIR *top = ::opendir(shard_dir.c_str());
   if (!top)
     return;
@@ -326,17 +325,18 @@ LookupOutcome LocalStore::lookup(const std::string &key, std::optional<CacheEntr
     return LookupOutcome::ReadError;
   }
   struct stat st;
-  std::string bytes;
+  OwnedBytes bytes;
   int err = 0;
   bool ok = ::fstat(fd, &st) == 0 || (err = errno, false);
   if (ok) {
     // Exactly the size the file has: a writer never changes an entry in place (it renames a
-    // new file over it), so this open file keeps its bytes.
+    // new file over it), so this open file keeps its bytes. Read into the arena, not zeroed.
     std::size_t size = std::min<std::size_t>(static_cast<std::size_t>(st.st_size), std::size_t{1} << 31);
-    bytes.resize(size);
+    std::shared_ptr<const void> owner;
+    char *buffer = read_arena_.allocate(size, owner);
     std::size_t have = 0;
     while (ok && have < size) {
-      ssize_t n = ::read(fd, bytes.data() + have, size - have);
+      ssize_t n = ::read(fd, buffer + have, size - have);
       if (n < 0 && errno == EINTR)
         continue;
       if (n <= 0) {
@@ -346,7 +346,7 @@ LookupOutcome LocalStore::lookup(const std::string &key, std::optional<CacheEntr
       }
       have += static_cast<std::size_t>(n);
     }
-    bytes.resize(have);
+    bytes = OwnedBytes(std::move(owner), std::string_view(buffer, have));
   }
   if (!ok) {
     ::close(fd);
@@ -357,7 +357,7 @@ LookupOutcome LocalStore::lookup(const std::string &key, std::optional<CacheEntr
   }
   EntryDefect defect = EntryDefect::None;
   std::string reason;
-  entry = parse_entry_buffer(std::move(bytes), key, defect, reason);
+  entry = parse_entry_buffer(bytes, key, defect, reason);
   if (!entry) {
     ::close(fd);
     ++pending[CacheCounter::Misses];
@@ -694,9 +694,9 @@ std::optional<std::uint64_t> parse_cache_size(std::string_view text) {
   std::string unit(end, text.data() + text.size());
   for (char &c : unit)
     c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  static const std::pair<const char *, int> units[] = {
-      {"", 0},   {"B", 0},   {"K", 10},  {"KB", 10},  {"KIB", 10}, {"M", 20},  {"MB", 20},  {"MIB", 20},
-      {"G", 30}, {"GB", 30}, {"GIB", 30}, {"T", 40},  {"TB", 40},  {"TIB", 40}};
+  static const std::pair<const char *, int> units[] = {{"", 0},     {"B", 0},   {"K", 10},   {"KB", 10}, {"KIB", 10},
+                                                       {"M", 20},   {"MB", 20}, {"MIB", 20}, {"G", 30},  {"GB", 30},
+                                                       {"GIB", 30}, {"T", 40},  {"TB", 40},  {"TIB", 40}};
   for (const auto &[name, shift] : units) {
     if (unit != name)
       continue;
