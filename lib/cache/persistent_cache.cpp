@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 
 namespace nkicc {
 
@@ -106,7 +107,8 @@ std::optional<CacheEntry> PersistentCache::find(const PersistentKey &key) {
 std::optional<CacheEntry> PersistentCache::find_remote(const PersistentKey &key) {
   if (!remote_)
     return std::nullopt;
-  std::string record, why;
+  std::string why;
+  std::string &record = remote_record_, &blob = remote_blob_;
   RemoteOutcome got = remote_->get("ac/" + key.key, record, why);
   if (got == RemoteOutcome::Error) {
     count(key, CacheCounter::RemoteErrors);
@@ -129,7 +131,6 @@ std::optional<CacheEntry> PersistentCache::find_remote(const PersistentKey &key)
     reject(fmt::format("the record of key {} is malformed", short_key(key.key)));
     return std::nullopt;
   }
-  std::string blob;
   got = remote_->get("cas/" + digest, blob, why);
   if (got == RemoteOutcome::Error) {
     count(key, CacheCounter::RemoteErrors);
@@ -147,7 +148,12 @@ std::optional<CacheEntry> PersistentCache::find_remote(const PersistentKey &key)
     return std::nullopt;
   }
   EntryDefect defect = EntryDefect::None;
-  auto entry = parse_entry(blob, key.key, defect, why);
+  // Kept in the arena (huge pages) for the run; the download buffer is reused.
+  std::shared_ptr<const void> owner;
+  char *kept = remote_arena_.allocate(blob.size(), owner);
+  std::memcpy(kept, blob.data(), blob.size());
+  auto entry =
+      parse_entry_buffer(OwnedBytes(std::move(owner), std::string_view(kept, blob.size())), key.key, defect, why);
   if (!entry) {
     reject(fmt::format("the blob of key {} is not a valid entry: {}", short_key(key.key), why));
     return std::nullopt;
@@ -185,15 +191,16 @@ void PersistentCache::store(const PersistentKey &key, CacheEntry entry) {
   if (remote_ && !options_.remote_read_only) {
     std::string why;
     std::string digest = sha256_hex(bytes);
-    if (!remote_->put("cas/" + digest, bytes, why) || !remote_->put("ac/" + key.key, remote_action_record(bytes), why)) {
+    if (!remote_->put("cas/" + digest, bytes, why) ||
+        !remote_->put("ac/" + key.key, remote_action_record(bytes), why)) {
       count(key, CacheCounter::RemoteErrors);
       remote_failed(why);
       return;
     }
     ++figures_.remote_stores;
     count(key, CacheCounter::RemoteStores);
-    log(CacheLogLevel::Debug, fmt::format("remote cache {}: stored {} (key: {})", remote_->url(), key.kernel,
-                                          short_key(key.key)));
+    log(CacheLogLevel::Debug,
+        fmt::format("remote cache {}: stored {} (key: {})", remote_->url(), key.kernel, short_key(key.key)));
   }
 }
 
@@ -225,8 +232,8 @@ std::string PersistentCache::explain_miss(const PersistentKey &key) {
 std::string persistent_cache_figures_text(const PersistentCacheFigures &f) {
   std::string out = "Persistent cache (this run):\n";
   out += fmt::format("  Lookups:   {}\n", f.lookups);
-  out += fmt::format("  Hits:      {} (local {}, remote {})\n", f.local_hits + f.remote_hits, f.local_hits,
-                     f.remote_hits);
+  out +=
+      fmt::format("  Hits:      {} (local {}, remote {})\n", f.local_hits + f.remote_hits, f.local_hits, f.remote_hits);
   out += fmt::format("  Misses:    {}\n", f.misses);
   out += fmt::format("  Stored:    {}\n", f.stores);
   out += fmt::format("  Corrupt:   {}\n", f.corrupt);

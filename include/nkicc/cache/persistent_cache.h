@@ -8,6 +8,7 @@
 
 #include "nkicc/cache/cache_entry.h"
 #include "nkicc/cache/local_store.h"
+#include "nkicc/support/byte_arena.h"
 #include "nkicc/cache/persistent_key.h"
 #include "nkicc/cache/remote_store.h"
 
@@ -86,6 +87,8 @@ private:
   unsigned remote_failures_ = 0;
   bool warned_write_ = false;
   bool last_hit_remote_ = false;
+  std::string remote_record_, remote_blob_; ///< reused for every download: their pages stay
+  ByteArena remote_arena_;                  ///< where downloaded entries are kept for the run
   PersistentCacheFigures figures_;
 };
 

@@ -127,6 +127,9 @@ private:
       why = "cannot set the redis timeout";
       return false;
     }
+    // The reader keeps its buffer between replies (hiredis frees one past 16 KiB when idle):
+    // entries are hundreds of kilobytes, and a new buffer each time is fresh pages each time.
+    ctx_->reader->maxbuf = 0;
     if (db_ != 0) {
       auto *reply = static_cast<redisReply *>(redisCommand(ctx_, "SELECT %d", db_));
       bool ok = reply && reply->type == REDIS_REPLY_STATUS;
