@@ -91,9 +91,18 @@ void release(void *p) noexcept {
   std::free(p);
 }
 
-/// Tells the library that allocations are counted (memory::counting()).
+/// Tells the library that allocations are counted (memory::counting()), and keeps freed memory
+/// for reuse: by default glibc maps each block past 128 KiB on its own and gives the heap's free
+/// top back past 128 KiB, so a buffer of a few hundred kilobytes made again and again (a remote
+/// cache download, a growing string) is fresh pages every time. Blocks up to a huge block's size
+/// come from the heap instead, and up to 32 MiB of free heap is kept: a remote cache hit 500 ->
+/// 250 us of CPU.
 struct MarkCounting {
-  MarkCounting() { md::g_counting = true; }
+  MarkCounting() {
+    md::g_counting = true;
+    ::mallopt(M_MMAP_THRESHOLD, static_cast<int>(nkicc::memory::kHugeBlockFrom));
+    ::mallopt(M_TRIM_THRESHOLD, 32 << 20);
+  }
 } mark_counting;
 
 constexpr std::size_t kDefault = alignof(std::max_align_t);
