@@ -29,7 +29,7 @@ for kind in hlo stablehlo; do
   for ((r = 0; r < rounds; r++)); do
     "$nkicc" -vv trace "$work/graph.json" --emit=$kind -o /dev/null 2> "$work/$kind.log"
     read -r floor_s _ < <("$floor" "$work/out.$kind" "$size" 1)
-    stages=$(sed -n 's/.*stage \(trace\|emit\): \([0-9.]*\) ms.*/\2/p' "$work/$kind.log" | tr '\n' ' ')
+    stages=$(sed -n 's/.*stage \(trace\|emit\)[^:]*: \([0-9.]*\) ms.*/\2/p' "$work/$kind.log" | tr '\n' ' ')
     echo "$size $floor_s $stages" >> "$work/$kind.rounds"
   done
   rm -f "$work/out.$kind"

@@ -36,7 +36,7 @@ JSON
   /usr/bin/time -f "%e %M" -o "$work/time" "$nkicc" trace "$work/mm.json" --emit=stats \
     --max-instructions=100000000 -o "$work/out.stats" -vv 2> "$work/log"
   read -r _ kb < "$work/time"
-  trace_ms=$(sed -n 's/.*stage trace: \([0-9.]*\) ms.*/\1/p' "$work/log")
+  trace_ms=$(sed -n 's/.*stage trace[^:]*: \([0-9.]*\) ms.*/\1/p' "$work/log")
   instrs=$(sed -n 's/^  instructions: //p' "$work/out.ir")
   macs=$(grep -c ' matmul tensor ' "$work/out.ir" || true)
   python3 - "$scale" "$macs" "$instrs" "$secs" "$trace_ms" "$kb" "$ir_kb" "$base" <<'PY'
@@ -64,25 +64,37 @@ cat > "$work/mm.json" <<JSON
             "args": [{"shape": [$K, 4096], "dtype": "bfloat16"}, {"shape": [$K, 16384], "dtype": "bfloat16"}]}]}
 JSON
 : > "$work/bir.rounds"
+: > "$work/bir.small-pages.rounds"
 for _ in 1 2 3; do
-  row=""
-  for emit in bir stats; do
-    "$nkicc" -vv trace "$work/mm.json" --emit=$emit --max-instructions=100000000 -o "$work/out.$emit" 2> "$work/log"
-    row="$row $(sed -n 's/.*stage \(trace\|emit\): \([0-9.]*\) ms.*/\2/p' "$work/log" | tr '\n' ' ')"
+  # The same rounds with NKICC_HUGE_PAGES=0 (large blocks on ordinary pages), interleaved: what
+  # the huge blocks of nkicc/support/huge_blocks.h change.
+  for pages in huge small; do
+    row=""
+    for emit in bir stats; do
+      if [ $pages = huge ]; then
+        "$nkicc" -vv trace "$work/mm.json" --emit=$emit --max-instructions=100000000 -o "$work/out.$emit" 2> "$work/log"
+      else
+        NKICC_HUGE_PAGES=0 "$nkicc" -vv trace "$work/mm.json" --emit=$emit --max-instructions=100000000 \
+          -o "$work/out.$emit" 2> "$work/log"
+      fi
+      row="$row $(sed -n 's/.*stage \(trace\|emit\)[^:]*: \([0-9.]*\) ms.*/\2/p' "$work/log" | tr '\n' ' ')"
+    done
+    if [ $pages = huge ]; then echo "$row" >> "$work/bir.rounds"; else echo "$row" >> "$work/bir.small-pages.rounds"; fi
   done
-  echo "$row" >> "$work/bir.rounds"
 done
 "$nkicc" trace "$work/mm.json" --emit=summary --max-instructions=100000000 -o "$work/out.summary"
 bir_instrs=$(sed -n 's/^ *instructions: \([0-9]*\).*/\1/p' "$work/out.summary" | head -n 1)
-/usr/bin/python3 - "$work/bir.rounds" "$(stat -c %s "$work/out.bir")" "$bir_instrs" <<'PY'
+/usr/bin/python3 - "$work/bir.rounds" "$work/bir.small-pages.rounds" "$(stat -c %s "$work/out.bir")" "$bir_instrs" <<'PY'
 import statistics, sys
-rows = [list(map(float, line.split())) for line in open(sys.argv[1])]
-size, instrs = int(sys.argv[2]), sys.argv[3]
-bir = statistics.median(r[0] + r[1] for r in rows) / 1e3
-stats = statistics.median(r[2] + r[3] for r in rows) / 1e3
-share = statistics.median((r[0] + r[1] - r[2] - r[3]) / (r[0] + r[1]) for r in rows)
-print(f"BIR writing: {instrs} instructions, a {size / 2**20:.0f} MiB module; trace+emit {bir:.2f} s with --emit=bir, "
-      f"{stats:.2f} s with --emit=stats: writing BIR is {100 * share:.0f}% of the --emit=bir run ({len(rows)} rounds)")
+size, instrs = int(sys.argv[3]), sys.argv[4]
+for path, label in ((sys.argv[1], ""), (sys.argv[2], " (NKICC_HUGE_PAGES=0)")):
+    rows = [list(map(float, line.split())) for line in open(path)]
+    bir = statistics.median(r[0] + r[1] for r in rows) / 1e3
+    stats = statistics.median(r[2] + r[3] for r in rows) / 1e3
+    share = statistics.median((r[0] + r[1] - r[2] - r[3]) / (r[0] + r[1]) for r in rows)
+    print(f"BIR writing{label}: {instrs} instructions, a {size / 2**20:.0f} MiB module; trace+emit {bir:.2f} s with "
+          f"--emit=bir, {stats:.2f} s with --emit=stats: writing BIR is {100 * share:.0f}% of the --emit=bir run "
+          f"({len(rows)} rounds)")
 PY
 
 # The limit case: 1000 x 1000 x 11 nl.copy instructions, ended by the default limit.

@@ -181,6 +181,14 @@ std::string main_input(const CLI::App &sub) {
 }
 
 int run_checked(int argc, char **argv) {
+  // `nkicc --version` alone, as build systems run it to record the tool: printed before the
+  // command line's parser is built (the same text CLI11's version flag prints below, which
+  // ends the parse with an exception whose unwinding faulted in pages of unwind tables).
+  if (argc == 2 && std::strcmp(argv[1], "--version") == 0) {
+    std::string text = version_text() + "\n";
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return 0;
+  }
   CLI::App app{"nkicc: a compiler driver for NKI kernels", "nkicc"};
   app.set_version_flag("--version", version_text(),
                        "Print the version, the commit it was built from and the data "
