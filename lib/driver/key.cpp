@@ -105,6 +105,87 @@ private:
   std::vector<PyConstant> explained_;
 };
 
+/// `nkicc key` in one pass over its description, as trace_once() reads it: each call checked,
+/// its kernel resolved the first time it is named, and its key written, as the file is read.
+/// Its output goes out as it is made, so the one pass is tried only when that output can be
+/// taken back (a file written through a temporary file, or one collected in memory): nullopt,
+/// with nothing reported and nothing written, when it must start over in two passes.
+std::optional<std::optional<DriverOutput>> key_once(const DriverOptions &options, SourceManager &sources,
+                                                    DiagnosticEngine &diags) {
+  TextSink collected;
+  TextSink &sink = options.text_output ? *options.text_output : collected;
+  if (!sink.rewindable())
+    return std::nullopt;
+  DiagnosticEngine::Mark mark = diags.mark();
+  HeldLines lines(options);
+  const DriverOptions &opts = lines.held();
+  FileId file = sources.add_lazy_file(options.input);
+  ManifestLoadOptions load_options;
+  load_options.base_dir = parent_dir(options.input);
+  load_options.default_name = file_stem(options.input);
+  Manifest header;
+  std::optional<ResolvedTarget> target;
+  std::optional<std::vector<python::Module>> modules;
+  std::unique_ptr<Pipeline> pipeline;
+  std::unique_ptr<KeyWriter> writer;
+  std::vector<std::string> kernels, internals; // resolved already
+  auto on_header = [&](Manifest &&h) {
+    header = std::move(h);
+    target = target_for(opts, header, diags);
+    if (!target)
+      return false;
+    modules = parse_sources(header, sources, diags);
+    if (!modules)
+      return false;
+    pipeline = std::make_unique<Pipeline>(opts, sources, diags, header, *modules, *target);
+    if (opts.explain_keys && !pipeline->load_modules())
+      return false;
+    writer = std::make_unique<KeyWriter>(opts, diags, *target, *pipeline, sink);
+    return true;
+  };
+  auto on_call = [&](const Call &call) {
+    if (call.is_external()) {
+      const std::string &kernel = call.external().kernel;
+      if (std::find(kernels.begin(), kernels.end(), kernel) == kernels.end()) {
+        if (!kernel_resolves(kernel, *modules))
+          return false;
+        kernels.push_back(kernel);
+      }
+    } else {
+      const InternalCall &ic = call.internal();
+      if (std::find(internals.begin(), internals.end(), ic.internal) == internals.end()) {
+        if (!pipeline->load_registry({{ic.internal, ic.internal_loc}}))
+          return false;
+        internals.push_back(ic.internal);
+      }
+    }
+    writer->write(call);
+    return true;
+  };
+  bool read;
+  {
+    StageTimer timer(options, "key (one pass)");
+    read = read_description_once(sources, file, options.input, load_options, diags, on_header, on_call);
+  }
+  if (!read) {
+    // What was written is taken back; rewindable() said it can be, and an output that cannot be
+    // emptied after all is a run that cannot go on.
+    if (!sink.rewind()) {
+      diags.rollback(mark);
+      diags.io_error(options.input,
+                     "cannot take back the keys written before the description was read again: " + sink.error());
+      return std::optional<DriverOutput>{};
+    }
+    return read_whole(diags, mark);
+  }
+  lines.release();
+  writer->finish();
+  if (diags.has_errors())
+    return std::optional<DriverOutput>{};
+  return DriverOutput{std::move(collected.text), false, files_read(header, sources, &pipeline->registry()),
+                      options.text_output != nullptr};
+}
+
 /// `nkicc key` over a streamed description, as stream_trace() reads it: nullopt, with nothing
 /// reported, when the description must be read whole.
 std::optional<std::optional<DriverOutput>> stream_key(const DriverOptions &options, SourceManager &sources,
@@ -119,6 +200,7 @@ std::optional<std::optional<DriverOutput>> stream_key(const DriverOptions &optio
     return read_whole(diags, mark);
   if (options.explain_keys && !pipeline.load_modules())
     return std::optional<DriverOutput>{};
+  StageTimer timer(options, "key (second pass)");
   auto out = emit_text(options, {}, [&](TextSink &sink) {
     KeyWriter writer(options, diags, d->target, pipeline, sink);
     if (!stream_calls(sources, d->file, options.input, d->load_options, d->scan, diags,
@@ -136,9 +218,12 @@ std::optional<std::optional<DriverOutput>> stream_key(const DriverOptions &optio
 } // namespace
 
 std::optional<DriverOutput> run_key(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags) {
-  if (streamable(options))
+  if (streamable(options)) {
+    if (std::optional<std::optional<DriverOutput>> out = key_once(options, sources, diags))
+      return std::move(*out);
     if (std::optional<std::optional<DriverOutput>> out = stream_key(options, sources, diags))
       return std::move(*out);
+  }
   auto manifest = load(options, sources, diags);
   if (!manifest)
     return std::nullopt;

@@ -795,6 +795,45 @@ bool streamable(const DriverOptions &options);
 /// description another way.
 std::optional<std::optional<DriverOutput>> read_whole(DiagnosticEngine &diags, const DiagnosticEngine::Mark &mark);
 
+/// The info and print() lines of a one-pass read (trace_once, key_once), held until the pass
+/// ends, so that a pass that starts over shows them once: `held()` are the run's options with
+/// each handler replaced by one that holds its lines until release() shows them and lets later
+/// lines through.
+class HeldLines {
+public:
+  explicit HeldLines(const DriverOptions &options) : options_(options), held_options_(options) {
+    held_options_.info_log = hold(options.info_log, false);
+    held_options_.print_handler = hold(options.print_handler, true);
+  }
+  HeldLines(const HeldLines &) = delete;
+  HeldLines &operator=(const HeldLines &) = delete;
+
+  const DriverOptions &held() const { return held_options_; }
+  void release() {
+    holding_ = false;
+    for (const auto &[print, text] : lines_)
+      (print ? options_.print_handler : options_.info_log)(text);
+    lines_.clear();
+  }
+
+private:
+  std::function<void(const std::string &)> hold(const std::function<void(const std::string &)> &direct, bool print) {
+    if (!direct)
+      return {};
+    return [this, direct, print](const std::string &text) {
+      if (holding_)
+        lines_.emplace_back(print, text);
+      else
+        direct(text);
+    };
+  }
+
+  const DriverOptions &options_;
+  DriverOptions held_options_;
+  std::vector<std::pair<bool, std::string>> lines_; ///< (a print() line, the line)
+  bool holding_ = true;
+};
+
 /// What a two-pass read (trace and key) knows before its second pass: the first pass's scan, the
 /// target, the sources parsed and every external kernel resolved.
 struct StreamedDescription {

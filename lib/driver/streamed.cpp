@@ -84,23 +84,8 @@ bool one_pass_possible(const DriverOptions &options) {
 std::optional<std::optional<DriverOutput>> trace_once(const DriverOptions &options, SourceManager &sources,
                                                       DiagnosticEngine &diags) {
   DiagnosticEngine::Mark mark = diags.mark();
-  std::vector<std::pair<bool, std::string>> held; // (a print() line, the line)
-  bool holding = true;
-  DriverOptions opts = options;
-  // Each handler the run was given is replaced by one that holds its lines while `holding`.
-  auto hold = [&](const std::function<void(const std::string &)> &direct,
-                  bool print) -> std::function<void(const std::string &)> {
-    if (!direct)
-      return {};
-    return [&, print](const std::string &text) {
-      if (holding)
-        held.emplace_back(print, text);
-      else
-        direct(text);
-    };
-  };
-  opts.info_log = hold(options.info_log, false);
-  opts.print_handler = hold(options.print_handler, true);
+  HeldLines lines(options);
+  const DriverOptions &opts = lines.held();
   FileId file = sources.add_lazy_file(options.input);
   ManifestLoadOptions load_options = streamed_load_options(options.input);
   Manifest header;
@@ -146,9 +131,7 @@ std::optional<std::optional<DriverOutput>> trace_once(const DriverOptions &optio
   }
   if (!read)
     return read_whole(diags, mark);
-  holding = false;
-  for (const auto &[print, text] : held)
-    (print ? options.print_handler : options.info_log)(text);
+  lines.release();
   if (!pipeline->finish_tracing())
     return std::optional<DriverOutput>{};
   std::vector<std::string> deps = files_read(header, sources, &pipeline->registry());

@@ -309,6 +309,7 @@ bool AtomicOutput::open(std::string &error) {
   if (fd_ >= 0)
     return true;
   if (path_ == "-") {
+    rewindable(); // the rewind point is where standard output stands before the first write
     fd_ = STDOUT_FILENO;
     return true;
   }
@@ -375,6 +376,51 @@ bool AtomicOutput::write(std::string_view data, std::string &error) {
   return true;
 }
 
+namespace {
+
+/// Where standard output's file may be cut back to (see AtomicOutput::rewindable), or -2.
+off_t stdout_rewind_point() {
+  struct stat out {
+  }, err{};
+  if (::fstat(STDOUT_FILENO, &out) != 0 || !S_ISREG(out.st_mode))
+    return -2;
+  if (::fstat(STDERR_FILENO, &err) == 0 && err.st_dev == out.st_dev && err.st_ino == out.st_ino)
+    return -2;
+  int flags = ::fcntl(STDOUT_FILENO, F_GETFL);
+  if (flags < 0)
+    return -2;
+  if (flags & O_APPEND)
+    return out.st_size;
+  off_t at = ::lseek(STDOUT_FILENO, 0, SEEK_CUR);
+  return at == out.st_size ? at : -2; // writing over existing bytes cannot be undone
+}
+
+} // namespace
+
+bool AtomicOutput::rewindable() const {
+  if (path_ == "-") {
+    if (stdout_start_ == -1)
+      stdout_start_ = stdout_rewind_point();
+    return stdout_start_ >= 0;
+  }
+  if (fd_ >= 0)
+    return !direct_;
+  return plan_output(path_).kind == OutputPlan::Replace;
+}
+
+bool AtomicOutput::rewind(std::string &error) {
+  if (!rewindable())
+    return false;
+  if (fd_ < 0) // nothing written yet
+    return true;
+  off_t start = path_ == "-" ? stdout_start_ : 0;
+  if (::ftruncate(fd_, start) != 0 || ::lseek(fd_, start, SEEK_SET) != start) {
+    error = errno_text(errno);
+    return false;
+  }
+  return true;
+}
+
 bool AtomicOutput::commit(std::string &error) {
   if (failed_ || !open(error)) // nothing written yet: the output is an empty file
     return false;
@@ -427,6 +473,13 @@ bool write_file_atomically(const std::string &path, std::string_view data, std::
 TextSink::TextSink(AtomicOutput &out, std::size_t threshold) : out_(&out), threshold_(threshold) {
   // Room for the threshold and the piece that crosses it: the buffer is allocated once.
   text.reserve(threshold + threshold / 2);
+}
+
+bool TextSink::rewind() {
+  if (out_ && !out_->rewind(error_))
+    return false;
+  text.clear();
+  return true;
 }
 
 void TextSink::write(std::string_view piece) {

@@ -7,6 +7,8 @@
 #include <dirent.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <cstdio>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -160,6 +162,98 @@ TEST_CASE("AtomicOutput: pieces become the file at commit, and vanish without it
   ::rmdir(dir.c_str());
 }
 
+TEST_CASE("AtomicOutput and TextSink: what was written is taken back through a temporary file only", "[support]") {
+  char tmpl[] = "/tmp/nkicc-unit-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl));
+  std::string dir = tmpl;
+  std::string path = dir + "/out.txt";
+  std::string error;
+  {
+    AtomicOutput out(path);
+    CHECK(out.rewindable());
+    CHECK(out.rewind(error)); // nothing written yet
+    REQUIRE(out.write("first try, ", error));
+    REQUIRE(out.write("taken back", error));
+    CHECK(out.rewind(error));
+    REQUIRE(out.write("second", error));
+    REQUIRE(out.commit(error));
+  }
+  CHECK(*read_file(path, error) == "second");
+  CHECK(folder_entries(dir) == std::vector<std::string>{"out.txt"});
+  {
+    // The sink's buffer and what it already handed to the file go together.
+    AtomicOutput out(path);
+    TextSink sink(out, 8);
+    CHECK(sink.rewindable());
+    sink.write("0123456789 written through");
+    sink.text += "buffered";
+    CHECK(sink.rewind());
+    CHECK(sink.text.empty());
+    sink.text += "kept";
+    REQUIRE(sink.flush());
+    REQUIRE(out.commit(error));
+  }
+  CHECK(*read_file(path, error) == "kept");
+  {
+    // Standard output redirected to a file (`>> file`): cut back to where it started.
+    std::string redirected = dir + "/stdout.txt";
+    REQUIRE(write_file_atomically(redirected, "before\n", error));
+    std::fflush(stdout);
+    int saved = ::dup(STDOUT_FILENO);
+    int fd = ::open(redirected.c_str(), O_WRONLY | O_APPEND);
+    REQUIRE(saved >= 0);
+    REQUIRE(fd >= 0);
+    ::dup2(fd, STDOUT_FILENO);
+    ::close(fd);
+    bool rewindable = false, rewound = false, wrote = false;
+    {
+      AtomicOutput out("-");
+      rewindable = out.rewindable();
+      wrote = out.write("taken back\n", error);
+      rewound = out.rewind(error);
+      wrote = wrote && out.write("after\n", error) && out.commit(error);
+    }
+    ::dup2(saved, STDOUT_FILENO);
+    ::close(saved);
+    CHECK(rewindable);
+    CHECK(rewound);
+    CHECK(wrote);
+    CHECK(*read_file(redirected, error) == "before\nafter\n");
+    ::unlink(redirected.c_str());
+  }
+  // Standard output on a pipe, and what is written in place, cannot be taken back.
+  {
+    int pipe_fds[2];
+    REQUIRE(::pipe(pipe_fds) == 0);
+    std::fflush(stdout);
+    int saved = ::dup(STDOUT_FILENO);
+    ::dup2(pipe_fds[1], STDOUT_FILENO);
+    bool rewindable = AtomicOutput("-").rewindable();
+    ::dup2(saved, STDOUT_FILENO);
+    ::close(saved);
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    CHECK_FALSE(rewindable);
+  }
+  AtomicOutput device("/dev/null");
+  CHECK_FALSE(device.rewindable());
+  REQUIRE(device.write("x", error));
+  CHECK_FALSE(device.rewind(error));
+  TextSink device_sink(device);
+  CHECK_FALSE(device_sink.rewindable());
+  device_sink.text += "pending";
+  CHECK_FALSE(device_sink.rewind());
+  CHECK(device_sink.text == "pending"); // nothing changed
+  // Without an output, the buffer is all there is.
+  TextSink collected;
+  collected.text += "abc";
+  CHECK(collected.rewindable());
+  CHECK(collected.rewind());
+  CHECK(collected.text.empty());
+  ::unlink(path.c_str());
+  ::rmdir(dir.c_str());
+}
+
 namespace {
 
 /// The bytes an output has written so far: its temporary file's, the one dot-file in `dir`.
@@ -186,7 +280,7 @@ TEST_CASE("TextSink: buffers small pieces, writes large ones through, in order",
     sink.text += "abc";
     sink.flush_if_large();
     CHECK(folder_entries(dir).empty()); // below the threshold: nothing written, no file yet
-    sink.text += "defgh"; // exactly the threshold
+    sink.text += "defgh";               // exactly the threshold
     sink.flush_if_large();
     CHECK(pending_bytes(dir) == "abcdefgh");
     CHECK(sink.text.empty());
@@ -200,7 +294,7 @@ TEST_CASE("TextSink: buffers small pieces, writes large ones through, in order",
     sink.write(std::string(20, 'L')); // far larger than the buffer
     CHECK(pending_bytes(dir) == "abcdefgh1234567ABCDEFGHx" + std::string(20, 'L'));
     for (int i = 0; i < 100; ++i)
-      sink.write("pq"); // crossing the threshold again and again
+      sink.write("pq");                      // crossing the threshold again and again
     CHECK(sink.text.capacity() == capacity); // the buffer is reused, never grown
     CHECK(sink.flush());
     CHECK(sink.error().empty());
@@ -234,7 +328,7 @@ TEST_CASE("TextSink: a failed write is reported, and the atomic output leaves no
   {
     AtomicOutput out(path);
     TextSink sink(out, 8);
-    sink.write("0123456789"); // written through: 10 bytes
+    sink.write("0123456789");         // written through: 10 bytes
     sink.write(std::string(12, 'a')); // 22 bytes: past the limit
     flushed = sink.flush();
     sink.write("more");

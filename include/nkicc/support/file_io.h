@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <sys/types.h>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,6 +48,16 @@ public:
   /// False, with `error` set, when the temporary file cannot be made or written; every later
   /// write fails too.
   bool write(std::string_view data, std::string &error);
+  /// Whether what was written can be taken back by rewind(): yes through a temporary file (a
+  /// regular file, or a path that does not exist yet), and for standard output redirected to a
+  /// regular file that it writes at the end of (`> keys.txt`, `>> keys.txt`) and that standard
+  /// error does not share (log lines written meanwhile would be cut too); no for a terminal, a
+  /// pipe, and what is written in place (a device, a FIFO, a socket).
+  bool rewindable() const;
+  /// Takes back everything written so far: the temporary file is emptied, standard output's file
+  /// cut back to its size before the first write. False (nothing changed) when the output is not
+  /// rewindable or the file cannot be cut.
+  bool rewind(std::string &error);
   /// Makes the output visible (an empty file when nothing was written).
   bool commit(std::string &error);
   void discard();
@@ -60,6 +71,9 @@ private:
   int temp_slot_ = -1;  ///< this output's entry in the signal handler's list of temporary files
   bool direct_ = false; ///< writing into a device, FIFO or socket in place (no temporary file)
   bool failed_ = false;
+  /// Standard output's rewind point: -1 until known (the first rewindable() or write), -2 when
+  /// standard output cannot be taken back.
+  mutable off_t stdout_start_ = -1;
 };
 
 /// The one buffered writer of an output: emitters append text to `text` (the buffer) and call
@@ -84,6 +98,12 @@ public:
   /// Hands the pending text to the output; false once any write has failed.
   bool flush();
   bool streaming() const { return out_ != nullptr; }
+  /// Whether rewind() can take back what was written: always without an output (the buffer is
+  /// all there is), else when the output is rewindable.
+  bool rewindable() const { return !out_ || out_->rewindable(); }
+  /// Takes back everything written: the buffer and the output. False (nothing changed) when
+  /// not rewindable.
+  bool rewind();
   /// Why the first failed write failed (`no space left on device`); empty while all succeed.
   const std::string &error() const { return error_; }
 
