@@ -120,15 +120,13 @@ std::optional<std::optional<DriverOutput>> key_once(const DriverOptions &options
   HeldLines lines(options);
   const DriverOptions &opts = lines.held();
   FileId file = sources.add_lazy_file(options.input);
-  ManifestLoadOptions load_options;
-  load_options.base_dir = parent_dir(options.input);
-  load_options.default_name = file_stem(options.input);
+  ManifestLoadOptions load_options = streamed_load_options(options.input);
   Manifest header;
   std::optional<ResolvedTarget> target;
   std::optional<std::vector<python::Module>> modules;
   std::unique_ptr<Pipeline> pipeline;
   std::unique_ptr<KeyWriter> writer;
-  std::vector<std::string> kernels, internals; // resolved already
+  KernelsMet met;
   auto on_header = [&](Manifest &&h) {
     header = std::move(h);
     target = target_for(opts, header, diags);
@@ -144,21 +142,8 @@ std::optional<std::optional<DriverOutput>> key_once(const DriverOptions &options
     return true;
   };
   auto on_call = [&](const Call &call) {
-    if (call.is_external()) {
-      const std::string &kernel = call.external().kernel;
-      if (std::find(kernels.begin(), kernels.end(), kernel) == kernels.end()) {
-        if (!kernel_resolves(kernel, *modules))
-          return false;
-        kernels.push_back(kernel);
-      }
-    } else {
-      const InternalCall &ic = call.internal();
-      if (std::find(internals.begin(), internals.end(), ic.internal) == internals.end()) {
-        if (!pipeline->load_registry({{ic.internal, ic.internal_loc}}))
-          return false;
-        internals.push_back(ic.internal);
-      }
-    }
+    if (!met.admit(call, *modules, *pipeline))
+      return false;
     writer->write(call);
     return true;
   };

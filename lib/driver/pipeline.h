@@ -795,6 +795,38 @@ bool streamable(const DriverOptions &options);
 /// description another way.
 std::optional<std::optional<DriverOutput>> read_whole(DiagnosticEngine &diags, const DiagnosticEngine::Mark &mark);
 
+/// How a streamed read resolves the description's relative paths and names its module.
+ManifestLoadOptions streamed_load_options(const std::string &input);
+
+/// The kernels a one-pass read (trace_once, key_once) has met: each external kernel is resolved,
+/// and each internal one loaded from the registry, the first time a call names it.
+class KernelsMet {
+public:
+  /// False when the call's kernel does not resolve: the pass then starts over, and the read that
+  /// follows reports it.
+  bool admit(const Call &call, const std::vector<python::Module> &modules, Pipeline &pipeline) {
+    if (call.is_external()) {
+      const std::string &kernel = call.external().kernel;
+      if (std::find(kernels_.begin(), kernels_.end(), kernel) == kernels_.end()) {
+        if (!kernel_resolves(kernel, modules))
+          return false;
+        kernels_.push_back(kernel);
+      }
+      return true;
+    }
+    const InternalCall &ic = call.internal();
+    if (std::find(internals_.begin(), internals_.end(), ic.internal) == internals_.end()) {
+      if (!pipeline.load_registry({{ic.internal, ic.internal_loc}}))
+        return false;
+      internals_.push_back(ic.internal);
+    }
+    return true;
+  }
+
+private:
+  std::vector<std::string> kernels_, internals_;
+};
+
 /// The info and print() lines of a one-pass read (trace_once, key_once), held until the pass
 /// ends, so that a pass that starts over shows them once: `held()` are the run's options with
 /// each handler replaced by one that holds its lines until release() shows them and lets later

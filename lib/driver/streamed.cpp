@@ -24,17 +24,12 @@ std::optional<std::optional<DriverOutput>> read_whole(DiagnosticEngine &diags, c
   return std::nullopt;
 }
 
-namespace {
-
-/// How a streamed read resolves the description's relative paths and names its module.
 ManifestLoadOptions streamed_load_options(const std::string &input) {
   ManifestLoadOptions load_options;
   load_options.base_dir = parent_dir(input);
   load_options.default_name = file_stem(input);
   return load_options;
 }
-
-} // namespace
 
 /// The first pass and what follows it up to the registry. Nullopt when the description must be
 /// read whole (the caller rolls the diagnostics back): a check, the target, a source or a kernel
@@ -92,7 +87,7 @@ std::optional<std::optional<DriverOutput>> trace_once(const DriverOptions &optio
   std::optional<ResolvedTarget> target;
   std::optional<std::vector<python::Module>> modules;
   std::unique_ptr<Pipeline> pipeline;
-  std::vector<std::string> kernels, internals; // resolved already
+  KernelsMet met;
   auto on_header = [&](Manifest &&h) {
     header = std::move(h);
     target = target_for(opts, header, diags);
@@ -106,21 +101,8 @@ std::optional<std::optional<DriverOutput>> trace_once(const DriverOptions &optio
     return pipeline->load_modules();
   };
   auto on_call = [&](const Call &call) {
-    if (call.is_external()) {
-      const std::string &kernel = call.external().kernel;
-      if (std::find(kernels.begin(), kernels.end(), kernel) == kernels.end()) {
-        if (!kernel_resolves(kernel, *modules))
-          return false;
-        kernels.push_back(kernel);
-      }
-    } else {
-      const InternalCall &ic = call.internal();
-      if (std::find(internals.begin(), internals.end(), ic.internal) == internals.end()) {
-        if (!pipeline->load_registry({{ic.internal, ic.internal_loc}}))
-          return false;
-        internals.push_back(ic.internal);
-      }
-    }
+    if (!met.admit(call, *modules, *pipeline))
+      return false;
     pipeline->trace_call(call);
     return true;
   };
