@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 
 namespace nkicc {
 
@@ -65,6 +66,70 @@ std::string key_components_string(const PyConstant &components) {
     out += ')';
   }
   out += ']';
+  return out;
+}
+
+namespace {
+
+void append_int(std::string &out, std::int64_t value) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  out.append(buf, end);
+}
+
+/// repr() of shape_tuple(dims): `()`, `(64,)`, `(64, 32)`.
+void append_shape(std::string &out, const std::vector<std::int64_t> &dims) {
+  out += '(';
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (i)
+      out += ", ";
+    append_int(out, dims[i]);
+  }
+  if (dims.size() == 1)
+    out += ',';
+  out += ')';
+}
+
+/// repr() of tensor_info(tensors): a dict keeps its insertion order.
+void append_tensor_info(std::string &out, const std::vector<TensorSpec> &tensors) {
+  out += "{'shapes': [";
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    if (i)
+      out += ", ";
+    append_shape(out, tensors[i].access_shape);
+  }
+  out += "], 'dtypes': [";
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    if (i)
+      out += ", ";
+    append_py_str_repr(out, dtype_name(tensors[i].dtype));
+  }
+  out += "]}";
+}
+
+} // namespace
+
+std::string internal_key_string(const InternalCall &call, const TargetInfo &target) {
+  // internal_key_components' keys in sorted (byte) order.
+  std::string out;
+  out.reserve(256);
+  out += "[('attrs', ";
+  append_py_repr(out, call.attrs);
+  out += "), ('kernel_name', ";
+  append_py_str_repr(out, call.kernel_name);
+  out += "), ('num_neuroncores', ";
+  append_int(out, target.num_neuroncores_per_sengine);
+  out += "), ('operands', ";
+  append_tensor_info(out, call.operands);
+  if (call.op == "ResizeNearest" && !call.results.empty()) {
+    out += "), ('out_shape', ";
+    append_shape(out, call.results.front().access_shape);
+  }
+  out += "), ('results', ";
+  append_tensor_info(out, call.results);
+  out += "), ('target', ";
+  append_py_str_repr(out, target.class_name);
+  out += ")]";
   return out;
 }
 

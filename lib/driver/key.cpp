@@ -63,7 +63,7 @@ private:
                      e.kernel, py_repr(*key));
     } else {
       const InternalCall &c = call.internal();
-      std::string text = key_components_string(internal_key_components(c, *target_.info));
+      std::string text = internal_key_string(c, *target_.info);
       fmt::format_to(std::back_inserter(sink_.text), "call {}: internal {}\n  components: {}\n  key: {}\n", call.index,
                      c.internal, text, cache_key_of(text));
     }

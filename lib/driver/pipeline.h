@@ -205,7 +205,7 @@ public:
     const RegistryEntry *entry = registry_.find(ic.internal);
     if (!entry)
       return std::nullopt;
-    std::string per_run = cache_key_of(key_components_string(internal_key_components(ic, *target_.info)));
+    std::string per_run = cache_key_of(internal_key_string(ic, *target_.info));
     return internal_persistent_key(ic, per_run, *entry, key_context(), internal_files(*entry));
   }
 
@@ -647,8 +647,7 @@ private:
     c.kernel_name = ic.kernel_name;
     // Seed 000: key components, then the CPython-identical key.
     auto key_start = std::chrono::steady_clock::now();
-    PyConstant components = internal_key_components(ic, *target_.info);
-    c.cache_key = cache_key_of(key_components_string(components));
+    c.cache_key = cache_key_of(internal_key_string(ic, *target_.info));
     key_time_ += std::chrono::steady_clock::now() - key_start;
     const CachedKernel *cached = options_.use_cache ? binary_cache_.get(c.cache_key) : nullptr;
     if (cached && !same_result_memory(call, *entry, *cached->trace, c.cache_key))
@@ -703,7 +702,7 @@ private:
         binary_cache_.record_usage(c.cache_key);
         cached = existing;
       } else {
-        binary_cache_.store(c.cache_key, std::move(k), std::move(components));
+        binary_cache_.store(c.cache_key, std::move(k), internal_key_components(ic, *target_.info));
         cached = binary_cache_.get(c.cache_key);
         first_call_of_key_.emplace(c.cache_key, std::make_pair(call.index, call.loc));
       }
