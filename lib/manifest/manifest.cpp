@@ -123,8 +123,11 @@ private:
   }
 
   std::optional<std::vector<std::int64_t>> dims(const JsonValue &v, const Pointer &ptr, std::string_view what) {
-    if (!expect(v, Kind::Array, ptr, fmt::format("{} (an array of positive integers)", what)))
+    // The expectation's words are made only when it fails (a description has a shape per tensor).
+    if (v.kind() != Kind::Array) {
+      expect(v, Kind::Array, ptr, fmt::format("{} (an array of positive integers)", what));
       return std::nullopt;
+    }
     if (v.items().empty()) {
       error(v, ptr, fmt::format("{} must have at least one dimension", what));
       return std::nullopt;
