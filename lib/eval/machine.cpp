@@ -26,14 +26,16 @@ using K = Value::Kind;
 // ---- the register stack -------------------------------------------------------------------------
 
 Value *RegisterStack::push_chunk(std::size_t n) {
-  constexpr std::size_t kChunk = 16384;
+  // Chunks start small and double up to kChunk: each is made None (touched) whole, and a run
+  // whose module code needs a few registers paid 64 fresh pages for the first chunk of 16,384.
+  constexpr std::size_t kFirstChunk = 1024, kChunk = 16384;
   // The next chunk large enough (chunks are kept once made).
   std::size_t next = chunks_.empty() ? 0 : chunk_ + 1;
   while (next < chunks_.size() && chunks_[next].size < n)
     ++next;
   if (next >= chunks_.size()) {
     Chunk c;
-    c.size = std::max(kChunk, n);
+    c.size = std::max(chunks_.empty() ? kFirstChunk : std::min(kChunk, 2 * chunks_.back().size), n);
     c.values = std::make_unique<Value[]>(c.size);
     chunks_.push_back(std::move(c));
     next = chunks_.size() - 1;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <malloc.h>
 #include <mutex>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -87,6 +88,21 @@ std::size_t huge_block_size(const void *p) noexcept {
   std::lock_guard<std::mutex> lock(g_mutex);
   std::size_t i = find(reinterpret_cast<std::uintptr_t>(p));
   return i == kMaxHugeBlocks ? 0 : g_blocks[i].size;
+}
+
+void advise_heap_huge_pages(std::size_t bytes) noexcept {
+  if (!huge_blocks_wanted() || bytes > (std::size_t{16} << 20))
+    return;
+  ::mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  void *block = std::malloc(bytes);
+  ::mallopt(M_MMAP_THRESHOLD, static_cast<int>(kHugeBlockFrom));
+  if (!block)
+    return;
+  auto begin = (reinterpret_cast<std::uintptr_t>(block) + kHugePageBytes - 1) & ~(std::uintptr_t{kHugePageBytes} - 1);
+  auto end = (reinterpret_cast<std::uintptr_t>(block) + bytes) & ~(std::uintptr_t{kHugePageBytes} - 1);
+  if (end > begin)
+    ::madvise(reinterpret_cast<void *>(begin), end - begin, MADV_HUGEPAGE);
+  std::free(block);
 }
 
 #if defined(__SANITIZE_ADDRESS__)
