@@ -37,6 +37,7 @@
 // Names are printed bare when they are plain tokens and as Python string literals otherwise
 // (empty, spaces, control bytes), so a hostile name cannot break the one-item-per-line shape.
 #include "nkicc/bir/bir.h"
+#include "nkicc/support/decimal.h"
 
 #include "bir/verify.h"
 #include "nkicc/cache/py_repr.h"
@@ -52,12 +53,6 @@ namespace {
 
 using flatbuffers::String;
 using flatbuffers::Vector;
-
-void append_int(std::string &out, std::int64_t value) {
-  char buf[24];
-  auto result = std::to_chars(buf, buf + sizeof buf, value);
-  out.append(buf, result.ptr);
-}
 
 void append_uint(std::string &out, std::uint64_t value) {
   char buf[24];

@@ -1,4 +1,5 @@
 #include "nkicc/cache/cache_key.h"
+#include "nkicc/support/decimal.h"
 
 #include "nkicc/cache/py_repr.h"
 #include "nkicc/support/sha256.h"
@@ -70,12 +71,6 @@ std::string key_components_string(const PyConstant &components) {
 }
 
 namespace {
-
-void append_int(std::string &out, std::int64_t value) {
-  char buf[24];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
-  out.append(buf, end);
-}
 
 /// repr() of shape_tuple(dims): `()`, `(64,)`, `(64, 32)`.
 void append_shape(std::string &out, const std::vector<std::int64_t> &dims) {

@@ -1,4 +1,5 @@
 #include "nkicc/cache/py_repr.h"
+#include "nkicc/support/decimal.h"
 
 #include <algorithm>
 #include <array>
@@ -70,12 +71,6 @@ std::size_t decode_utf8(std::string_view text, std::size_t i, char32_t &code_poi
   }
   code_point = cp;
   return length;
-}
-
-void append_int(std::string &out, std::int64_t value) {
-  char buf[24];
-  auto result = std::to_chars(buf, buf + sizeof buf, value);
-  out.append(buf, result.ptr);
 }
 
 } // namespace

@@ -116,58 +116,31 @@ std::optional<std::optional<DriverOutput>> key_once(const DriverOptions &options
   TextSink &sink = options.text_output ? *options.text_output : collected;
   if (!sink.rewindable())
     return std::nullopt;
-  DiagnosticEngine::Mark mark = diags.mark();
-  HeldLines lines(options);
-  const DriverOptions &opts = lines.held();
-  FileId file = sources.add_lazy_file(options.input);
-  ManifestLoadOptions load_options = streamed_load_options(options.input);
-  Manifest header;
-  std::optional<ResolvedTarget> target;
-  std::optional<std::vector<python::Module>> modules;
-  std::unique_ptr<Pipeline> pipeline;
+  OnePass pass(options, sources, diags);
   std::unique_ptr<KeyWriter> writer;
-  KernelsMet met;
-  auto on_header = [&](Manifest &&h) {
-    header = std::move(h);
-    target = target_for(opts, header, diags);
-    if (!target)
+  auto ready = [&](Pipeline &pipeline) {
+    if (pass.options().explain_keys && !pipeline.load_modules())
       return false;
-    modules = parse_sources(header, sources, diags);
-    if (!modules)
-      return false;
-    pipeline = std::make_unique<Pipeline>(opts, sources, diags, header, *modules, *target);
-    if (opts.explain_keys && !pipeline->load_modules())
-      return false;
-    writer = std::make_unique<KeyWriter>(opts, diags, *target, *pipeline, sink);
+    writer = std::make_unique<KeyWriter>(pass.options(), diags, *pass.target, pipeline, sink);
     return true;
   };
-  auto on_call = [&](const Call &call) {
-    if (!met.admit(call, *modules, *pipeline))
-      return false;
-    writer->write(call);
-    return true;
-  };
-  bool read;
-  {
-    StageTimer timer(options, "key (one pass)");
-    read = read_description_once(sources, file, options.input, load_options, diags, on_header, on_call);
-  }
+  bool read = pass.read("key (one pass)", ready, [&](const Call &call) { writer->write(call); });
   if (!read) {
     // What was written is taken back; rewindable() said it can be, and an output that cannot be
     // emptied after all is a run that cannot go on.
     if (!sink.rewind()) {
-      diags.rollback(mark);
+      diags.rollback(pass.mark());
       diags.io_error(options.input,
                      "cannot take back the keys written before the description was read again: " + sink.error());
       return std::optional<DriverOutput>{};
     }
-    return read_whole(diags, mark);
+    return read_whole(diags, pass.mark());
   }
-  lines.release();
+  pass.release();
   writer->finish();
   if (diags.has_errors())
     return std::optional<DriverOutput>{};
-  return DriverOutput{std::move(collected.text), false, files_read(header, sources, &pipeline->registry()),
+  return DriverOutput{std::move(collected.text), false, files_read(pass.header, sources, &pass.pipeline->registry()),
                       options.text_output != nullptr};
 }
 

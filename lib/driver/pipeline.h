@@ -797,35 +797,6 @@ std::optional<std::optional<DriverOutput>> read_whole(DiagnosticEngine &diags, c
 /// How a streamed read resolves the description's relative paths and names its module.
 ManifestLoadOptions streamed_load_options(const std::string &input);
 
-/// The kernels a one-pass read (trace_once, key_once) has met: each external kernel is resolved,
-/// and each internal one loaded from the registry, the first time a call names it.
-class KernelsMet {
-public:
-  /// False when the call's kernel does not resolve: the pass then starts over, and the read that
-  /// follows reports it.
-  bool admit(const Call &call, const std::vector<python::Module> &modules, Pipeline &pipeline) {
-    if (call.is_external()) {
-      const std::string &kernel = call.external().kernel;
-      if (std::find(kernels_.begin(), kernels_.end(), kernel) == kernels_.end()) {
-        if (!kernel_resolves(kernel, modules))
-          return false;
-        kernels_.push_back(kernel);
-      }
-      return true;
-    }
-    const InternalCall &ic = call.internal();
-    if (std::find(internals_.begin(), internals_.end(), ic.internal) == internals_.end()) {
-      if (!pipeline.load_registry({{ic.internal, ic.internal_loc}}))
-        return false;
-      internals_.push_back(ic.internal);
-    }
-    return true;
-  }
-
-private:
-  std::vector<std::string> kernels_, internals_;
-};
-
 /// The info and print() lines of a one-pass read (trace_once, key_once), held until the pass
 /// ends, so that a pass that starts over shows them once: `held()` are the run's options with
 /// each handler replaced by one that holds its lines until release() shows them and lets later
@@ -863,6 +834,43 @@ private:
   DriverOptions held_options_;
   std::vector<std::pair<bool, std::string>> lines_; ///< (a print() line, the line)
   bool holding_ = true;
+};
+
+/// A one-pass read of the description (trace_once, key_once): the header makes the target, the
+/// parsed sources and the Pipeline, and each call's kernel is resolved (or loaded from the
+/// registry) the first time a call names it, as the file is read. Anything wrong ends the pass,
+/// with nothing seen: the caller starts over from mark() (read_whole()). The info and print()
+/// lines are held until release().
+class OnePass {
+public:
+  OnePass(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags);
+  OnePass(const OnePass &) = delete;
+  OnePass &operator=(const OnePass &) = delete;
+
+  /// The run's options, with its lines held.
+  const DriverOptions &options() const { return lines_.held(); }
+  const DiagnosticEngine::Mark &mark() const { return mark_; }
+  /// Reads the description once, timed as `stage` for -vv: `ready` once the Pipeline is made,
+  /// `each` for every call whose kernel is met. False when the pass must start over.
+  bool read(const char *stage, const std::function<bool(Pipeline &)> &ready,
+            const std::function<void(const Call &)> &each);
+  /// Shows the held lines and lets later ones through.
+  void release() { lines_.release(); }
+
+  Manifest header;
+  std::optional<ResolvedTarget> target;
+  std::optional<std::vector<python::Module>> modules;
+  std::unique_ptr<Pipeline> pipeline; ///< after the members it refers to: destroyed first
+
+private:
+  bool meet(const Call &call);
+
+  const DriverOptions &run_options_;
+  SourceManager &sources_;
+  DiagnosticEngine &diags_;
+  DiagnosticEngine::Mark mark_;
+  HeldLines lines_;
+  std::vector<std::string> kernels_, internals_; ///< met already
 };
 
 /// What a two-pass read (trace and key) knows before its second pass: the first pass's scan, the

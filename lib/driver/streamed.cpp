@@ -31,6 +31,53 @@ ManifestLoadOptions streamed_load_options(const std::string &input) {
   return load_options;
 }
 
+OnePass::OnePass(const DriverOptions &options, SourceManager &sources, DiagnosticEngine &diags)
+    : run_options_(options), sources_(sources), diags_(diags), mark_(diags.mark()), lines_(options) {}
+
+bool OnePass::read(const char *stage, const std::function<bool(Pipeline &)> &ready,
+                   const std::function<void(const Call &)> &each) {
+  FileId file = sources_.add_lazy_file(run_options_.input);
+  auto on_header = [&](Manifest &&h) {
+    header = std::move(h);
+    target = target_for(options(), header, diags_);
+    if (!target)
+      return false;
+    modules = parse_sources(header, sources_, diags_);
+    if (!modules)
+      return false;
+    pipeline = std::make_unique<Pipeline>(options(), sources_, diags_, header, *modules, *target);
+    return ready(*pipeline);
+  };
+  auto on_call = [&](const Call &call) {
+    if (!meet(call))
+      return false;
+    each(call);
+    return true;
+  };
+  StageTimer timer(run_options_, stage);
+  return read_description_once(sources_, file, run_options_.input, streamed_load_options(run_options_.input), diags_,
+                               on_header, on_call);
+}
+
+bool OnePass::meet(const Call &call) {
+  if (call.is_external()) {
+    const std::string &kernel = call.external().kernel;
+    if (std::find(kernels_.begin(), kernels_.end(), kernel) == kernels_.end()) {
+      if (!kernel_resolves(kernel, *modules))
+        return false;
+      kernels_.push_back(kernel);
+    }
+    return true;
+  }
+  const InternalCall &ic = call.internal();
+  if (std::find(internals_.begin(), internals_.end(), ic.internal) == internals_.end()) {
+    if (!pipeline->load_registry({{ic.internal, ic.internal_loc}}))
+      return false;
+    internals_.push_back(ic.internal);
+  }
+  return true;
+}
+
 /// The first pass and what follows it up to the registry. Nullopt when the description must be
 /// read whole (the caller rolls the diagnostics back): a check, the target, a source or a kernel
 /// name failed.
@@ -78,47 +125,20 @@ bool one_pass_possible(const DriverOptions &options) {
 /// member followed `calls`. The info and print() lines of the pass are held until it ends.
 std::optional<std::optional<DriverOutput>> trace_once(const DriverOptions &options, SourceManager &sources,
                                                       DiagnosticEngine &diags) {
-  DiagnosticEngine::Mark mark = diags.mark();
-  HeldLines lines(options);
-  const DriverOptions &opts = lines.held();
-  FileId file = sources.add_lazy_file(options.input);
-  ManifestLoadOptions load_options = streamed_load_options(options.input);
-  Manifest header;
-  std::optional<ResolvedTarget> target;
-  std::optional<std::vector<python::Module>> modules;
-  std::unique_ptr<Pipeline> pipeline;
-  KernelsMet met;
-  auto on_header = [&](Manifest &&h) {
-    header = std::move(h);
-    target = target_for(opts, header, diags);
-    if (!target)
-      return false;
-    modules = parse_sources(header, sources, diags);
-    if (!modules)
-      return false;
-    pipeline = std::make_unique<Pipeline>(opts, sources, diags, header, *modules, *target);
-    pipeline->streaming();
-    return pipeline->load_modules();
+  OnePass pass(options, sources, diags);
+  auto ready = [](Pipeline &pipeline) {
+    pipeline.streaming();
+    return pipeline.load_modules();
   };
-  auto on_call = [&](const Call &call) {
-    if (!met.admit(call, *modules, *pipeline))
-      return false;
-    pipeline->trace_call(call);
-    return true;
-  };
-  bool read;
-  {
-    StageTimer timer(options, "trace (one pass)");
-    read = read_description_once(sources, file, options.input, load_options, diags, on_header, on_call);
-  }
-  if (!read)
-    return read_whole(diags, mark);
-  lines.release();
-  if (!pipeline->finish_tracing())
+  if (!pass.read("trace (one pass)", ready, [&](const Call &call) { pass.pipeline->trace_call(call); }))
+    return read_whole(diags, pass.mark());
+  pass.release();
+  Pipeline &pipeline = *pass.pipeline;
+  if (!pipeline.finish_tracing())
     return std::optional<DriverOutput>{};
-  std::vector<std::string> deps = files_read(header, sources, &pipeline->registry());
-  deps.insert(deps.end(), pipeline->imported_files().begin(), pipeline->imported_files().end());
-  return emit_traced(opts, diags, header, *pipeline, nullptr, std::move(deps));
+  std::vector<std::string> deps = files_read(pass.header, sources, &pipeline.registry());
+  deps.insert(deps.end(), pipeline.imported_files().begin(), pipeline.imported_files().end());
+  return emit_traced(pass.options(), diags, pass.header, pipeline, nullptr, std::move(deps));
 }
 
 /// `trace` over a streamed description: the calls are checked in a first pass, then traced one

@@ -28,6 +28,7 @@
 // printed only when the SourceManager holds its file, and never with --source-locations=none.
 // Empty dst/src lists are left out.
 #include "nkicc/cache/py_repr.h"
+#include "nkicc/support/decimal.h"
 #include "nkicc/ir/kernel_ir.h"
 #include "nkicc/support/file_io.h"
 
@@ -35,13 +36,6 @@
 
 namespace nkicc::ir {
 namespace {
-
-void append_int(std::string &out, std::int64_t value) {
-  char buf[24];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
-  (void)ec;
-  out.append(buf, end);
-}
 
 // `+N` or `-N`, as a term of a sum.
 void append_signed_term(std::string &out, std::int64_t value) {

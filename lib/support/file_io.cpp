@@ -380,8 +380,8 @@ namespace {
 
 /// Where standard output's file may be cut back to (see AtomicOutput::rewindable), or -2.
 off_t stdout_rewind_point() {
-  struct stat out {
-  }, err{};
+  struct stat out {};
+  struct stat err {};
   if (::fstat(STDOUT_FILENO, &out) != 0 || !S_ISREG(out.st_mode))
     return -2;
   if (::fstat(STDERR_FILENO, &err) == 0 && err.st_dev == out.st_dev && err.st_ino == out.st_ino)

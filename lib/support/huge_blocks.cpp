@@ -90,10 +90,15 @@ std::size_t huge_block_size(const void *p) noexcept {
   return i == kMaxHugeBlocks ? 0 : g_blocks[i].size;
 }
 
+void configure_heap() noexcept {
+  ::mallopt(M_MMAP_THRESHOLD, static_cast<int>(kHugeBlockFrom));
+  ::mallopt(M_TRIM_THRESHOLD, static_cast<int>(kKeptHeapBytes));
+}
+
 void advise_heap_huge_pages(std::size_t bytes) noexcept {
   if (!huge_blocks_wanted() || bytes > (std::size_t{16} << 20))
     return;
-  ::mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  ::mallopt(M_MMAP_THRESHOLD, 32 << 20); // glibc's largest: the block comes from the heap
   void *block = std::malloc(bytes);
   ::mallopt(M_MMAP_THRESHOLD, static_cast<int>(kHugeBlockFrom));
   if (!block)

@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <malloc.h>
 #include <string>
 #include <vector>
 
@@ -72,8 +71,8 @@ TEST_CASE("huge blocks: a full table hands large requests back to malloc", "[sup
 TEST_CASE("advise_heap_huge_pages marks the top of malloc's heap for huge pages", "[support][huge]") {
   if (!huge_blocks_wanted())
     return; // the sanitizer builds leave the heap to their allocator
-  // As nkicc's operator new sets it: freed heap is kept, so the advised part stays mapped.
-  ::mallopt(M_TRIM_THRESHOLD, 32 << 20);
+  // As nkicc's operator new sets it up: freed heap is kept, so the advised part stays mapped.
+  configure_heap();
   advise_heap_huge_pages(std::size_t{8} << 20);
   void *small = std::malloc(64); // carved from the advised top
   REQUIRE(small != nullptr);

@@ -6,9 +6,10 @@
 // only the new/delete mismatch check is lost), so that the budget's error path is checked under
 // the sanitizers too.
 //
-// Requests of a megabyte and more are huge blocks on transparent huge pages
+// Requests of 2 MiB and more are huge blocks on transparent huge pages
 // (nkicc/support/huge_blocks.h): counted at their mapped size, told from malloc's blocks on delete
-// by their 2 MiB alignment and the blocks' table.
+// by their 2 MiB alignment and the blocks' table. malloc keeps freed heap for reuse
+// (memory::configure_heap).
 #include "nkicc/support/huge_blocks.h"
 #include "nkicc/support/memory_budget.h"
 
@@ -91,17 +92,12 @@ void release(void *p) noexcept {
   std::free(p);
 }
 
-/// Tells the library that allocations are counted (memory::counting()), and keeps freed memory
-/// for reuse: by default glibc maps each block past 128 KiB on its own and gives the heap's free
-/// top back past 128 KiB, so a buffer of a few hundred kilobytes made again and again (a remote
-/// cache download, a growing string) is fresh pages every time. Blocks up to a huge block's size
-/// come from the heap instead, and up to 32 MiB of free heap is kept: a remote cache hit 500 ->
-/// 250 us of CPU.
+/// Tells the library that allocations are counted (memory::counting()), and sets malloc up as
+/// huge blocks need it (memory::configure_heap).
 struct MarkCounting {
   MarkCounting() {
     md::g_counting = true;
-    ::mallopt(M_MMAP_THRESHOLD, static_cast<int>(nkicc::memory::kHugeBlockFrom));
-    ::mallopt(M_TRIM_THRESHOLD, 32 << 20);
+    nkicc::memory::configure_heap();
   }
 } mark_counting;
 
