@@ -445,12 +445,16 @@ OwnedBytes write_kernel_blob(const ir::Function &fn, std::string_view target_nam
 std::string write_module(const ModuleInfo &info,
                          const std::vector<std::pair<std::string_view, std::string_view>> &kernels,
                          const std::vector<ModuleCall> &calls) {
-  return std::string(write_module_blob(info, kernels, calls).bytes());
+  // The caller's blobs outlive this call: pieces that point at them need no owner.
+  std::vector<std::pair<std::string_view, OwnedBytes>> borrowed;
+  borrowed.reserve(kernels.size());
+  for (const auto &[key, blob] : kernels)
+    borrowed.emplace_back(key, OwnedBytes(nullptr, blob));
+  return write_module_blob(info, borrowed, calls).joined();
 }
 
-OwnedBytes write_module_blob(const ModuleInfo &info,
-                             const std::vector<std::pair<std::string_view, std::string_view>> &kernels,
-                             const std::vector<ModuleCall> &calls) {
+ByteSequence write_module_blob(const ModuleInfo &info, const std::vector<std::pair<std::string_view, OwnedBytes>> &kernels,
+                               const std::vector<ModuleCall> &calls) {
   std::size_t kernel_bytes = 0;
   for (const auto &kernel : kernels)
     kernel_bytes += kernel.second.size() + 16 + kernel.first.size(); // the blob, its alignment and its key
@@ -464,6 +468,9 @@ OwnedBytes write_module_blob(const ModuleInfo &info,
     for (const std::string &name : call.func_outs)
       call_bytes += 12 + name.size();
   }
+  // The builder's buffer spans the blobs too, but their bytes are never written there: each
+  // blob's vector is left uninitialized (a hole whose pages are never touched) and the blob is
+  // written from where it lies, between the frame's pieces around the hole.
   Builder fbb(1024 + kernel_bytes + call_bytes);
   fbb.ForceDefaults(false);
   auto nkicc_version = fbb.CreateString(info.nkicc_version);
@@ -472,12 +479,19 @@ OwnedBytes write_module_blob(const ModuleInfo &info,
   auto nki_frontend = fbb.CreateString(info.nki_frontend);
   std::vector<flatbuffers::Offset<KernelBlob>> blobs;
   blobs.reserve(kernels.size());
+  std::vector<std::size_t> hole_from_end; // where each blob's bytes go, counted from the buffer's end
+  hole_from_end.reserve(kernels.size());
   for (const auto &[cache_key, blob] : kernels) {
     auto key = fbb.CreateString(cache_key);
     // A nested buffer keeps the alignment its fields assume (8 bytes for longs) only if its
     // first byte is aligned: then a reader can use it in place.
     fbb.ForceVectorAlignment(blob.size(), sizeof(std::uint8_t), 16);
-    auto bytes = fbb.CreateVector(reinterpret_cast<const std::uint8_t *>(blob.data()), blob.size());
+    std::uint8_t *hole = nullptr;
+    flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>> bytes(
+        fbb.CreateUninitializedVector(blob.size(), sizeof(std::uint8_t), &hole));
+    // FlatBuffers builds downward from the end of its buffer, which stays put relative to what is
+    // already built: the distance from the end still holds once the builder is finished.
+    hole_from_end.push_back(static_cast<std::size_t>(fbb.GetCurrentBufferPointer() + fbb.GetSize() - hole));
     blobs.push_back(CreateKernelBlob(fbb, key, bytes));
   }
   auto blobs_offset = fbb.CreateVector(blobs);
@@ -499,7 +513,18 @@ OwnedBytes write_module_blob(const ModuleInfo &info,
       CreateModule(fbb, kFormatVersion, nkicc_version, name, target, nki_frontend, blobs_offset, instructions_offset);
   fbb.TrackMinAlign(8);
   fbb.Finish(root, kModuleIdentifier);
-  return release(fbb);
+  OwnedBytes frame = release(fbb);
+  // The blobs were built in order, each one nearer the front: the first hole is the last kernel's.
+  ByteSequence module;
+  std::size_t written = 0;
+  for (std::size_t i = kernels.size(); i-- > 0;) {
+    std::size_t at = frame.size() - hole_from_end[i];
+    module.append(frame.slice(written, at - written));
+    module.append(kernels[i].second);
+    written = at + kernels[i].second.size();
+  }
+  module.append(frame.slice(written, frame.size() - written));
+  return module;
 }
 
 } // namespace nkicc::bir

@@ -168,9 +168,9 @@ std::optional<DriverOutput> emit_traced(const DriverOptions &options, Diagnostic
     return out;
   }
   case EmitKind::BirText: {
-    OwnedBytes blob = pipeline.bir_module();
+    std::string blob = pipeline.bir_module().joined();
     std::string error;
-    auto text = bir::module_to_text(blob.bytes(), error, options.text);
+    auto text = bir::module_to_text(blob, error, options.text);
     if (!text) {
       diags.internal_error("the BIR module nkicc wrote does not read back: " + error);
       return std::nullopt;

@@ -229,20 +229,20 @@ public:
 
   /// The BIR module of the run (SPEC §6): unique kernels stored once, one NKIKLIRKernel
   /// instruction per call in call order.
-  OwnedBytes bir_module() const {
+  ByteSequence bir_module() const {
     bir::ModuleInfo info;
     info.name = manifest_.name;
     info.nkicc_version = NKICC_VERSION_STRING;
     info.target = std::string(target_.info->name);
     info.nki_frontend = options_.nki_frontend;
-    std::vector<std::pair<std::string_view, std::string_view>> kernels;
+    std::vector<std::pair<std::string_view, OwnedBytes>> kernels;
     std::map<std::string, std::uint32_t> index;
     std::vector<bir::ModuleCall> instructions;
     for (const Call &call : calls()) {
       const CompiledCall &c = calls_[call.index];
       auto [it, fresh] = index.emplace(c.cache_key, static_cast<std::uint32_t>(kernels.size()));
       if (fresh)
-        kernels.emplace_back(c.cache_key, c.kernel->binary.bytes());
+        kernels.emplace_back(c.cache_key, c.kernel->binary);
       bir::ModuleCall m;
       m.func_name = c.func_name;
       m.kernel_name = c.kernel_name;

@@ -241,7 +241,8 @@ std::optional<DriverOutput> run_simulate(const DriverOptions &options, const Sim
     return std::nullopt;
   // The executor sees only what the BIR module carries: the blob is read back, not the trace.
   std::string error;
-  auto module = bir::read_module(traced->data(), error);
+  std::string blob = traced->blob.joined();
+  auto module = bir::read_module(blob, error);
   if (!module) {
     diags.internal_error("the BIR module nkicc wrote does not read back: " + error);
     return std::nullopt;

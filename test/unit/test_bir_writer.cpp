@@ -332,6 +332,59 @@ TEST_CASE("write_module: three calls over two kernels", "[bir]") {
   CHECK(text->find(indented) != std::string::npos);
 }
 
+TEST_CASE("write_module_blob: kernel blobs are pieces of the module, never copied", "[bir]") {
+  SourceManager sm;
+  FileId file = sm.add_buffer("kernel.py", std::string(kSampleSource));
+  OwnedBytes add = bir::write_kernel_blob(sample_function(file), "trn2", sm);
+  Function empty;
+  empty.name = "empty";
+  OwnedBytes other = bir::write_kernel_blob(empty, "trn2", sm);
+  const std::string key_a(64, 'a');
+  const std::string key_b(64, 'b');
+  std::vector<bir::ModuleCall> calls = {{"f", "add_kernel", key_a, 0, {}, {}}, {"g", "empty", key_b, 1, {}, {}}};
+  bir::ModuleInfo info{"m", "0.1.0", "trn2", "beta3"};
+  ByteSequence module = bir::write_module_blob(info, {{key_a, add}, {key_b, other}}, calls);
+
+  // The frame around each blob, and each blob where write_kernel_blob left it: the last kernel
+  // comes first in the bytes (FlatBuffers builds from the end).
+  REQUIRE(module.pieces().size() == 5);
+  CHECK(module.pieces()[1].bytes().data() == other.bytes().data());
+  CHECK(module.pieces()[1].size() == other.size());
+  CHECK(module.pieces()[3].bytes().data() == add.bytes().data());
+  std::string joined = module.joined();
+  CHECK(joined.size() == module.size());
+  // The same bytes as the module written whole, each blob 16-byte aligned inside it.
+  std::string add_copy(add.bytes());
+  std::string other_copy(other.bytes());
+  CHECK(joined == bir::write_module(info, {{key_a, add_copy}, {key_b, other_copy}}, calls));
+  CHECK(joined.find(add.bytes()) % 16 == 0);
+  CHECK(joined.find(other.bytes()) % 16 == 0);
+  std::string error;
+  auto text = bir::module_to_text(joined, error);
+  INFO(error);
+  REQUIRE(text);
+  CHECK(text->find("      kernel add_kernel\n") != std::string::npos);
+  CHECK(text->find("      kernel empty\n") != std::string::npos);
+
+  // A module without kernels is its frame alone.
+  ByteSequence bare = bir::write_module_blob(info, {}, {});
+  REQUIRE(bare.pieces().size() == 1);
+  CHECK(bir::module_to_text(bare.joined(), error));
+}
+
+TEST_CASE("ByteSequence: pieces read as their concatenation; empty pieces are dropped", "[bir]") {
+  ByteSequence bytes;
+  CHECK(bytes.empty());
+  bytes.append(OwnedBytes::of("abc"));
+  bytes.append(OwnedBytes());
+  bytes.append(OwnedBytes::of("de"));
+  CHECK(bytes.pieces().size() == 2);
+  CHECK(bytes.size() == 5);
+  CHECK_FALSE(bytes.empty());
+  CHECK(bytes.joined() == "abcde");
+  CHECK(ByteSequence(OwnedBytes::of("whole")).joined() == "whole");
+}
+
 TEST_CASE("write_module: names that are not plain tokens are quoted", "[bir]") {
   bir::ModuleInfo info{"my module", "0.1.0", "trn2", ""};
   SourceManager sm;

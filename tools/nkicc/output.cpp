@@ -95,7 +95,15 @@ void deliver(const DriverOutput &out, const OutputOptions &options, const std::s
       return;
     }
   }
-  bool ok = out.streamed ? sink.flush() : file.write(out.data(), write_error);
+  bool ok = true;
+  if (out.streamed)
+    ok = sink.flush();
+  else if (out.blob.empty())
+    ok = file.write(out.bytes, write_error);
+  else
+    for (const OwnedBytes &piece : out.blob.pieces())
+      if (!(ok = file.write(piece.bytes(), write_error)))
+        break;
   if (!ok) {
     if (out.streamed)
       write_error = sink.error();

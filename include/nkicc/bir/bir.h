@@ -75,10 +75,11 @@ struct ModuleInfo {
 std::string write_module(const ModuleInfo &info,
                          const std::vector<std::pair<std::string_view, std::string_view>> &kernels,
                          const std::vector<ModuleCall> &calls);
-/// The same bytes, left in the builder's buffer: the output writes them from there.
-OwnedBytes write_module_blob(const ModuleInfo &info,
-                             const std::vector<std::pair<std::string_view, std::string_view>> &kernels,
-                             const std::vector<ModuleCall> &calls);
+/// The same bytes in pieces: the module's frame, left in the builder's buffer, and each kernel
+/// blob where it lies (the frame holds an untouched hole of each blob's size where its vector's
+/// bytes go). The output writes the pieces in turn.
+ByteSequence write_module_blob(const ModuleInfo &info, const std::vector<std::pair<std::string_view, OwnedBytes>> &kernels,
+                               const std::vector<ModuleCall> &calls);
 
 /// The canonical text of a module blob, or nullopt with `error` set (a lowercase message such
 /// as `not a BIR module: wrong file identifier 'ELF\x02'` or `corrupt BIR module: verification

@@ -90,11 +90,9 @@ struct DriverOutput {
   std::vector<std::string> dependencies;
   /// The text went to DriverOptions::text_output as it was produced; `bytes` is empty.
   bool streamed = false;
-  /// A binary result left where it was built (the BIR module); `bytes` is then empty.
-  OwnedBytes blob{};
-
-  /// The bytes to write when the output was not streamed.
-  std::string_view data() const { return blob.empty() ? std::string_view(bytes) : blob.bytes(); }
+  /// A binary result left where it was built, in pieces (the BIR module's frame and its kernel
+  /// blobs); `bytes` is then empty.
+  ByteSequence blob{};
 };
 
 /// `nkicc trace`: runs the pipeline up to `options.emit`.

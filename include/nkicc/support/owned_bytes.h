@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace nkicc {
 
@@ -33,6 +34,41 @@ public:
 private:
   std::shared_ptr<const void> owner_;
   std::string_view bytes_;
+};
+
+/// Bytes in pieces, each kept alive by its owner, that read as their concatenation: a BIR module
+/// is written as its own frame with every kernel blob left where the trace built it or the cache
+/// read it, so that the output sends each piece from where it lies and no module-sized copy is
+/// ever made.
+class ByteSequence {
+public:
+  ByteSequence() = default;
+  explicit ByteSequence(OwnedBytes whole) { append(std::move(whole)); }
+
+  /// Adds a piece at the end; an empty one is dropped.
+  void append(OwnedBytes piece) {
+    if (piece.empty())
+      return;
+    size_ += piece.size();
+    pieces_.push_back(std::move(piece));
+  }
+
+  const std::vector<OwnedBytes> &pieces() const { return pieces_; }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+  /// The bytes in one string (for readers that need them contiguous).
+  std::string joined() const {
+    std::string out;
+    out.reserve(size_);
+    for (const OwnedBytes &piece : pieces_)
+      out += piece.bytes();
+    return out;
+  }
+
+private:
+  std::vector<OwnedBytes> pieces_;
+  std::size_t size_ = 0;
 };
 
 } // namespace nkicc
