@@ -3,6 +3,9 @@
 #include "bir/schema.h"
 #include "nkicc/cache/py_repr.h"
 
+#include <array>
+#include <unordered_map>
+
 namespace nkicc::bir {
 namespace {
 
@@ -301,10 +304,32 @@ LineCol line_col(SourceLoc loc, const SourceManager &sources) {
   return sources.line_col(loc);
 }
 
-flatbuffers::Offset<Tensor> write_tensor(Builder &fbb, const ir::Tensor &t, const ir::ConstantData *constant,
-                                         ir::TensorId view_of, const SourceManager &sources) {
+/// The shape vectors of a kernel's tensors, each distinct shape written once: a trace's tiles
+/// are a few shapes over and over (a 400,000-instruction matmul has 264,000 tiles of two
+/// shapes), and a FlatBuffers vector can be referenced by every table that holds the same one.
+class ShapeWriter {
+public:
+  explicit ShapeWriter(Builder &fbb) : fbb_(fbb) {}
+
+  /// `shape` must stay where it is while this writer is used (it is a key of the memo).
+  flatbuffers::Offset<flatbuffers::Vector<std::int64_t>> write(const ir::Shape &shape) {
+    std::string_view key(reinterpret_cast<const char *>(shape.data()), shape.size() * sizeof(std::int64_t));
+    auto [it, fresh] = written_.try_emplace(key);
+    if (fresh)
+      it->second = fbb_.CreateVector(shape.data(), shape.size());
+    return it->second;
+  }
+
+private:
+  Builder &fbb_;
+  std::unordered_map<std::string_view, flatbuffers::Offset<flatbuffers::Vector<std::int64_t>>> written_;
+};
+
+flatbuffers::Offset<Tensor> write_tensor(Builder &fbb, ShapeWriter &shapes, const ir::Tensor &t,
+                                         const ir::ConstantData *constant, ir::TensorId view_of,
+                                         const SourceManager &sources) {
   auto name = fbb.CreateString(t.name);
-  auto shape = fbb.CreateVector(t.shape.data(), t.shape.size());
+  auto shape = shapes.write(t.shape);
   flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>> data;
   if (constant)
     data = fbb.CreateVector(constant->bytes);
@@ -316,7 +341,10 @@ flatbuffers::Offset<Tensor> write_tensor(Builder &fbb, const ir::Tensor &t, cons
 
 /// Writes a kernel's instructions. FlatBuffers lets tables and vectors be shared by offset, so
 /// each distinct `[step, num]` list, grid-term list and attribute list of the Function (which
-/// interns them) is serialized once and referenced by every instruction that uses it.
+/// interns them) is serialized once and referenced by every instruction that uses it. An
+/// operand the same as the last one written for its tensor (a matmul's accumulator, written by
+/// every matmul of a loop) reuses that AccessPattern table, and a one-operand list of it its
+/// vector.
 class InstructionWriter {
 public:
   InstructionWriter(Builder &fbb, const ir::Function &fn, const SourceManager &sources)
@@ -344,30 +372,59 @@ private:
 
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<AccessPattern>>>
   access_patterns(std::span<const ir::Operand> ops) {
+    if (ops.size() == 1) {
+      LastOperand &last = last_operand(ops[0]);
+      if (!last.alone.IsNull())
+        return last.alone;
+      return last.alone = fbb_.CreateVector(&last.table, 1);
+    }
     // Instructions have one to three views: the scratch list stays on the stack.
     ir::SmallVector<flatbuffers::Offset<AccessPattern>, 4> offsets;
     offsets.reserve(ops.size());
-    for (const ir::Operand &op : ops) {
-      PatternOffset &pattern = slot(patterns_, fn_.pattern_id(op));
-      if (pattern.IsNull()) {
-        ir::SmallVector<Pair, 8> pairs;
-        for (const auto &[step, num] : fn_.pattern(op))
-          pairs.emplace_back(step, num);
-        pattern = fbb_.CreateVectorOfStructs(pairs.data(), pairs.size());
-      }
-      // Most views have no grid term: the vector is left out rather than stored as zeros.
-      ProgramOffset program;
-      if (std::uint32_t program_id = fn_.program_id(op); program_id != 0) {
-        ProgramOffset &memo = slot(programs_, program_id);
-        if (memo.IsNull()) {
-          auto terms = fn_.program_offset(op);
-          memo = fbb_.CreateVector(terms.data(), terms.size());
-        }
-        program = memo;
-      }
-      offsets.push_back(CreateAccessPattern(fbb_, op.tensor, pattern, op.offset, program));
-    }
+    for (const ir::Operand &op : ops)
+      offsets.push_back(last_operand(op).table);
     return fbb_.CreateVector(offsets.data(), offsets.size());
+  }
+
+  /// The AccessPattern table last written for the operand's tensor: `op`'s own when it is the
+  /// same view at the same offset, else a new one written now. The memo is a small table by
+  /// tensor id, not one slot per tensor: a trace's tiles number in the hundreds of thousands
+  /// and most are used once, while the tensors used over and over stay in it.
+  struct LastOperand {
+    ir::TensorId tensor = ir::kNoTensor;
+    std::uint32_t view = 0;
+    std::int64_t offset = 0;
+    flatbuffers::Offset<AccessPattern> table;
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<AccessPattern>>> alone; ///< `[table]`, once written
+  };
+
+  LastOperand &last_operand(const ir::Operand &op) {
+    LastOperand &last = last_operands_[op.tensor % last_operands_.size()];
+    if (last.tensor == op.tensor && last.view == op.view && last.offset == op.offset)
+      return last;
+    last = LastOperand{op.tensor, op.view, op.offset, access_pattern(op), {}};
+    return last;
+  }
+
+  flatbuffers::Offset<AccessPattern> access_pattern(const ir::Operand &op) {
+    PatternOffset &pattern = slot(patterns_, fn_.pattern_id(op));
+    if (pattern.IsNull()) {
+      ir::SmallVector<Pair, 8> pairs;
+      for (const auto &[step, num] : fn_.pattern(op))
+        pairs.emplace_back(step, num);
+      pattern = fbb_.CreateVectorOfStructs(pairs.data(), pairs.size());
+    }
+    // Most views have no grid term: the vector is left out rather than stored as zeros.
+    ProgramOffset program;
+    if (std::uint32_t program_id = fn_.program_id(op); program_id != 0) {
+      ProgramOffset &memo = slot(programs_, program_id);
+      if (memo.IsNull()) {
+        auto terms = fn_.program_offset(op);
+        memo = fbb_.CreateVector(terms.data(), terms.size());
+      }
+      program = memo;
+    }
+    return CreateAccessPattern(fbb_, op.tensor, pattern, op.offset, program);
   }
 
   AttrsOffset attrs(const ir::Instruction &inst) {
@@ -389,6 +446,7 @@ private:
   std::vector<PatternOffset> patterns_;
   std::vector<ProgramOffset> programs_;
   std::vector<AttrsOffset> attrs_;
+  std::array<LastOperand, 1024> last_operands_{};
 };
 
 /// The finished bytes, in the builder's own buffer.
@@ -415,13 +473,14 @@ OwnedBytes write_kernel_blob(const ir::Function &fn, std::string_view target_nam
   auto outputs = string_vector(fbb, fn.output_names);
   std::vector<flatbuffers::Offset<Tensor>> tensors;
   tensors.reserve(fn.tensors.size());
+  ShapeWriter shapes(fbb);
   std::vector<ir::TensorId> roots = fn.views.empty() ? std::vector<ir::TensorId>() : fn.storage_roots();
   for (std::size_t i = 0; i < fn.tensors.size(); ++i) {
     const ir::Tensor &t = fn.tensors[i];
     const ir::ConstantData *data =
         t.role == ir::TensorRole::Constant ? fn.constant_data(static_cast<ir::TensorId>(i)) : nullptr;
     ir::TensorId view_of = roots.empty() || roots[i] == i ? ir::kNoTensor : roots[i];
-    tensors.push_back(write_tensor(fbb, t, data, view_of, sources));
+    tensors.push_back(write_tensor(fbb, shapes, t, data, view_of, sources));
   }
   auto tensors_offset = fbb.CreateVector(tensors);
   std::vector<flatbuffers::Offset<Instruction>> instructions;

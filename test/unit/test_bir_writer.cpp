@@ -1,10 +1,12 @@
 #include "ir_fixture.h"
+#include "bir/schema.h"
 #include "nkicc/bir/bir.h"
 
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <limits>
+#include <set>
 #include <string>
 
 using namespace nkicc;
@@ -243,6 +245,54 @@ TEST_CASE("write_kernel: an empty function and the deepest attribute value", "[b
   INFO(error);
   REQUIRE(text);
   CHECK(text->find("0: memset gpsimd deep=" + expected + "\n") != std::string::npos);
+}
+
+TEST_CASE("write_kernel: equal shapes and repeated operands are written once and shared", "[bir]") {
+  // A matmul loop: each step loads two new tiles of the same two shapes and accumulates into
+  // one PSUM tile, whose operand is the same every time.
+  Function fn;
+  fn.name = "mm";
+  fn.tensors.push_back(tensor("a", TensorRole::Input, Memory::SharedHbm, {1024, 128}, DType::BFloat16));
+  fn.tensors.push_back(tensor("acc", TensorRole::Internal, Memory::Psum, {128, 512}, DType::Float32));
+  constexpr int kSteps = 2000; // past the memo's 1,024 slots: the accumulator's slot is taken and refilled
+  for (int i = 0; i < kSteps; ++i) {
+    auto lhs = static_cast<TensorId>(fn.tensors.size());
+    fn.tensors.push_back(tensor("l." + std::to_string(i), TensorRole::Internal, Memory::Sbuf, {128, 128}, DType::BFloat16));
+    fn.tensors.push_back(tensor("r." + std::to_string(i), TensorRole::Internal, Memory::Sbuf, {128, 512}, DType::BFloat16));
+    add_instruction(fn, inst(Opcode::Load, Engine::Sync, {ap(lhs, {{128, 128}, {1, 128}})}, {ap(0, {{128, 128}, {1, 128}}, 128 * (i % 8))}));
+    add_instruction(fn, inst(Opcode::MatMul, Engine::Tensor, {ap(1, {{512, 128}, {1, 512}})},
+                             {ap(lhs, {{128, 128}, {1, 128}}), ap(lhs + 1, {{512, 128}, {1, 512}})}));
+  }
+  SourceManager sm;
+  std::string blob = bir::write_kernel(fn, "trn2", sm);
+  const auto *kernel = flatbuffers::GetRoot<bir::Kernel>(blob.data());
+  const auto *tensors = kernel->tensors();
+  REQUIRE(tensors->size() == fn.tensors.size());
+  // One vector per distinct shape, the same one for every tile of it.
+  CHECK(tensors->Get(2)->shape() == tensors->Get(4)->shape());
+  CHECK(tensors->Get(3)->shape() == tensors->Get(kSteps * 2 + 1)->shape());
+  CHECK(tensors->Get(2)->shape() != tensors->Get(3)->shape());
+  CHECK(tensors->Get(1)->shape() == tensors->Get(3)->shape()); // equal shapes share, whatever the dtype or memory
+  // Every matmul's destination list is one vector, holding one AccessPattern table.
+  const auto *insts = kernel->instructions();
+  std::set<const void *> dst_lists;
+  std::set<const void *> loads_src_tables;
+  for (flatbuffers::uoffset_t i = 1; i < insts->size(); i += 2)
+    dst_lists.insert(insts->Get(i)->dst());
+  for (flatbuffers::uoffset_t i = 0; i < insts->size(); i += 2)
+    loads_src_tables.insert(insts->Get(i)->src()->Get(0));
+  // Written again only after a new tile's operand took the accumulator's slot (tile ids that
+  // are 1 modulo 1,024).
+  CHECK(dst_lists.size() <= 1 + 2 * kSteps / 1024);
+  // The loads read eight offsets of `a`, alternately: the memo keeps the last one per tensor,
+  // so a different offset is a new table (and the text is the same either way).
+  CHECK(loads_src_tables.size() == kSteps);
+  std::string error;
+  auto text = bir::kernel_to_text(blob, error);
+  INFO(error);
+  REQUIRE(text);
+  CHECK(text->find("3999: matmul tensor dst=%1[[512, 128], [1, 512]] src=%4000") != std::string::npos);
+  CHECK(text->find("%4001 r.1999 internal sbuf bfloat16[128, 512]") != std::string::npos);
 }
 
 TEST_CASE("write_module: three calls over two kernels", "[bir]") {
