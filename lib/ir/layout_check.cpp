@@ -265,14 +265,29 @@ std::optional<LayoutViolation> check_layout(const Function &fn, std::span<const 
   // A view lives on its base's bytes: its uses are its base's for the overlap check.
   std::vector<TensorId> roots = fn.views.empty() ? std::vector<TensorId>() : fn.storage_roots();
   std::vector<std::size_t> first(n, kNoInstruction), last(n, 0);
+  // What an instruction's attributes mean here, found once per attribute list (the Function
+  // interns them: a trace of millions of instructions has a handful), not once per instruction.
+  struct AttrFacts {
+    bool known = false;
+    bool indirect = false;
+    const std::string *mask = nullptr;
+  };
+  std::vector<AttrFacts> facts(fn.distinct_attr_lists());
   for (std::size_t i = 0; i < fn.instructions.size(); ++i) {
     const Instruction &inst = fn.instructions[i];
-    const std::string *mask = nullptr;
-    for (const auto &[name, value] : fn.attrs(inst))
-      if (name == "mask" && value.kind == PyConstant::Kind::Str)
-        mask = &value.s;
+    AttrFacts &f = facts[inst.attrs];
+    if (!f.known) {
+      for (const auto &[name, value] : fn.attrs(inst)) {
+        if (name == "mask" && value.kind == PyConstant::Kind::Str)
+          f.mask = &value.s;
+        if (name == "indirect")
+          f.indirect = true;
+      }
+      f.known = true;
+    }
+    const std::string *mask = f.mask;
     bool masked = mask != nullptr;
-    if (std::string why = check_indirect(fn, inst, grid, masked); !why.empty()) {
+    if (std::string why = f.indirect ? check_indirect(fn, inst, grid, masked) : std::string(); !why.empty()) {
       TensorId about = fn.operands(inst).empty() ? TensorId{0} : fn.operands(inst)[0].tensor;
       return LayoutViolation{i, about, std::move(why)};
     }
