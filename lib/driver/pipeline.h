@@ -804,8 +804,19 @@ ManifestLoadOptions streamed_load_options(const std::string &input);
 class HeldLines {
 public:
   explicit HeldLines(const DriverOptions &options) : options_(options), held_options_(options) {
-    held_options_.info_log = hold(options.info_log, false);
-    held_options_.print_handler = hold(options.print_handler, true);
+    held_options_.info_log = hold(options.info_log, Kind::Info);
+    held_options_.print_handler = hold(options.print_handler, Kind::Print);
+    // The persistent cache's lines (-v's miss explanations, a remote dropped) too: they keep
+    // their place among the others, and a pass that starts over shows none of them.
+    if (options.cache.log) {
+      auto direct = options.cache.log;
+      held_options_.cache.log = [this, direct](CacheLogLevel level, const std::string &text) {
+        if (holding_)
+          lines_.push_back({Kind::Cache, level, text});
+        else
+          direct(level, text);
+      };
+    }
   }
   HeldLines(const HeldLines &) = delete;
   HeldLines &operator=(const HeldLines &) = delete;
@@ -813,18 +824,36 @@ public:
   const DriverOptions &held() const { return held_options_; }
   void release() {
     holding_ = false;
-    for (const auto &[print, text] : lines_)
-      (print ? options_.print_handler : options_.info_log)(text);
+    for (const Line &line : lines_) {
+      switch (line.kind) {
+      case Kind::Info:
+        options_.info_log(line.text);
+        break;
+      case Kind::Print:
+        options_.print_handler(line.text);
+        break;
+      case Kind::Cache:
+        options_.cache.log(line.level, line.text);
+        break;
+      }
+    }
     lines_.clear();
   }
 
 private:
-  std::function<void(const std::string &)> hold(const std::function<void(const std::string &)> &direct, bool print) {
+  enum class Kind { Info, Print, Cache };
+  struct Line {
+    Kind kind;
+    CacheLogLevel level; ///< of a Cache line
+    std::string text;
+  };
+
+  std::function<void(const std::string &)> hold(const std::function<void(const std::string &)> &direct, Kind kind) {
     if (!direct)
       return {};
-    return [this, direct, print](const std::string &text) {
+    return [this, direct, kind](const std::string &text) {
       if (holding_)
-        lines_.emplace_back(print, text);
+        lines_.push_back({kind, CacheLogLevel::Info, text});
       else
         direct(text);
     };
@@ -832,7 +861,7 @@ private:
 
   const DriverOptions &options_;
   DriverOptions held_options_;
-  std::vector<std::pair<bool, std::string>> lines_; ///< (a print() line, the line)
+  std::vector<Line> lines_;
   bool holding_ = true;
 };
 
@@ -857,9 +886,16 @@ public:
   /// Shows the held lines and lets later ones through.
   void release() { lines_.release(); }
 
+  /// Opens the persistent cache the pipeline will use (none when the options ask for none);
+  /// false when it cannot be opened (reported).
+  bool open_cache();
+
   Manifest header;
   std::optional<ResolvedTarget> target;
   std::optional<std::vector<python::Module>> modules;
+  /// Entries a pass that then starts over stored stay (they are right, and keyed by content);
+  /// its lookups are counted with the next pass's.
+  std::unique_ptr<PersistentCache> persistent;
   std::unique_ptr<Pipeline> pipeline; ///< after the members it refers to: destroyed first
 
 private:

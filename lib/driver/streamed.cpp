@@ -45,7 +45,7 @@ bool OnePass::read(const char *stage, const std::function<bool(Pipeline &)> &rea
     modules = parse_sources(header, sources_, diags_);
     if (!modules)
       return false;
-    pipeline = std::make_unique<Pipeline>(options(), sources_, diags_, header, *modules, *target);
+    pipeline = std::make_unique<Pipeline>(options(), sources_, diags_, header, *modules, *target, persistent.get());
     return ready(*pipeline);
   };
   auto on_call = [&](const Call &call) {
@@ -58,6 +58,8 @@ bool OnePass::read(const char *stage, const std::function<bool(Pipeline &)> &rea
   return read_description_once(sources_, file, run_options_.input, streamed_load_options(run_options_.input), diags_,
                                on_header, on_call);
 }
+
+bool OnePass::open_cache() { return open_persistent(options(), persistent, diags_); }
 
 bool OnePass::meet(const Call &call) {
   if (call.is_external()) {
@@ -110,14 +112,6 @@ std::unique_ptr<StreamedDescription> begin_streamed(const DriverOptions &options
 
 namespace {
 
-/// Whether `trace` may read its description in one pass and start over in two when the one pass
-/// meets a problem: nothing it does may be seen before it ends. The persistent cache stores
-/// entries and counts lookups as it goes, so it needs the two passes; log lines are held
-/// (trace_once()).
-bool one_pass_possible(const DriverOptions &options) {
-  return !(options.cache.enabled() && options.use_cache && options.emit != EmitKind::Ir);
-}
-
 /// `trace` in one pass over its description (the common case: `calls` is its last member and
 /// everything is right): each call is checked, its kernel resolved the first time it is named,
 /// and traced, as the file is read. Nullopt, with nothing reported and nothing seen, when it
@@ -126,6 +120,8 @@ bool one_pass_possible(const DriverOptions &options) {
 std::optional<std::optional<DriverOutput>> trace_once(const DriverOptions &options, SourceManager &sources,
                                                       DiagnosticEngine &diags) {
   OnePass pass(options, sources, diags);
+  if (!pass.open_cache())
+    return read_whole(diags, pass.mark());
   auto ready = [](Pipeline &pipeline) {
     pipeline.streaming();
     return pipeline.load_modules();
@@ -138,7 +134,7 @@ std::optional<std::optional<DriverOutput>> trace_once(const DriverOptions &optio
     return std::optional<DriverOutput>{};
   std::vector<std::string> deps = files_read(pass.header, sources, &pipeline.registry());
   deps.insert(deps.end(), pipeline.imported_files().begin(), pipeline.imported_files().end());
-  return emit_traced(pass.options(), diags, pass.header, pipeline, nullptr, std::move(deps));
+  return emit_traced(pass.options(), diags, pass.header, pipeline, pass.persistent.get(), std::move(deps));
 }
 
 /// `trace` over a streamed description: the calls are checked in a first pass, then traced one
@@ -178,9 +174,8 @@ std::optional<std::optional<DriverOutput>> stream_trace(const DriverOptions &opt
 
 std::optional<std::optional<DriverOutput>> trace_streamed(const DriverOptions &options, SourceManager &sources,
                                                           DiagnosticEngine &diags) {
-  if (one_pass_possible(options))
-    if (std::optional<std::optional<DriverOutput>> out = trace_once(options, sources, diags))
-      return out;
+  if (std::optional<std::optional<DriverOutput>> out = trace_once(options, sources, diags))
+    return out;
   return stream_trace(options, sources, diags);
 }
 

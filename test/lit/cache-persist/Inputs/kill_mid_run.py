@@ -1,26 +1,42 @@
 #!/usr/bin/env python3
-"""Runs a command, reads its stderr until a line containing MARKER, then SIGKILLs the process
-SERVER_PID names and waits until it is gone, then lets the command finish. The command is
-certainly still running at the kill when what it logs after the marker exceeds a pipe's
-buffer: it blocks writing its log until this script reads on. Writes the command's stderr to
-LOG and exits with its exit code. Usage: kill_mid_run.py MARKER LOG -- COMMAND..."""
+"""Runs a command, waits until the redis-server at SERVER_PORT holds at least MARKER keys (nkicc
+holds its log lines until a one-pass read ends, so its log cannot time the kill; what it has
+uploaded can), then SIGKILLs the process SERVER_PID names and waits until it is gone, then
+lets the command finish. The command must still be running then: the test's kernel after the
+first upload runs long enough. Writes the command's stderr to LOG and exits with its exit
+code. Usage: kill_mid_run.py MARKER LOG -- COMMAND..."""
 import os
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import time
+
+
+def redis_keys(port):
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(b"DBSIZE\r\n")
+        reply = b""
+        while not reply.endswith(b"\r\n"):
+            reply += s.recv(64)
+    return int(reply[1:-2])
+
 
 marker, log = sys.argv[1], sys.argv[2]
 assert sys.argv[3] == "--"
 pid = int(os.environ["SERVER_PID"])
-proc = subprocess.Popen(sys.argv[4:], stderr=subprocess.PIPE)
-lines = []
-for line in proc.stderr:
-    lines.append(line)
-    if marker.encode() in line:
-        break
-else:
-    sys.exit(f"kill_mid_run: the command ended without logging {marker!r}")
+err = tempfile.TemporaryFile()
+proc = subprocess.Popen(sys.argv[4:], stderr=err)
+port = int(os.environ["SERVER_PORT"])
+while redis_keys(port) < int(marker):
+    if proc.poll() is not None:
+        err.seek(0)
+        sys.stderr.buffer.write(err.read())
+        sys.exit(f"kill_mid_run: the command ended before the server held {marker} keys")
+    time.sleep(0.001)
+if proc.poll() is not None:
+    sys.exit("kill_mid_run: the command ended before the kill")
 os.kill(pid, signal.SIGKILL)
 deadline = time.monotonic() + 60
 while time.monotonic() < deadline:
@@ -31,7 +47,7 @@ while time.monotonic() < deadline:
     except FileNotFoundError:
         break
     time.sleep(0.01)
-lines.extend(proc.stderr)
 rc = proc.wait()
-open(log, "wb").write(b"".join(lines))
+err.seek(0)
+open(log, "wb").write(err.read())
 sys.exit(rc)
