@@ -183,37 +183,6 @@ TEST_CASE("a store past the limit evicts the shard's oldest entries, never the n
   CHECK(why == "an entry of 68.6 KiB is larger than a cache shard's share of the limit (64.0 KiB)");
 }
 
-TEST_CASE("a hit refreshes an entry's time only when it is a minute old or more", "[cache]") {
-  TempDir dir;
-  LocalStore store(dir.path, kDefaultCacheMaxSize);
-  std::string key = key_of(7), why;
-  REQUIRE(store.store(key, entry_bytes(key, "x"), why) == StoreOutcome::Stored);
-  auto mtime = [&] {
-    struct stat st {};
-    REQUIRE(::stat(store.entry_path(key).c_str(), &st) == 0);
-    return st.st_mtim;
-  };
-  auto set_mtime = [&](time_t sec, long nsec) {
-    struct timespec times[2] = {{sec, nsec}, {sec, nsec}};
-    REQUIRE(::utimensat(AT_FDCWD, store.entry_path(key).c_str(), times, 0) == 0);
-  };
-  std::optional<CacheEntry> entry;
-  // Used long ago: the hit makes it recent.
-  set_mtime(1000, 0);
-  REQUIRE(store.lookup(key, entry, why) == LookupOutcome::Hit);
-  time_t now = ::time(nullptr);
-  CHECK(mtime().tv_sec >= now - 5);
-  // Used a few seconds ago: left as it is (no inode write).
-  set_mtime(now - 10, 123);
-  REQUIRE(store.lookup(key, entry, why) == LookupOutcome::Hit);
-  CHECK(mtime().tv_sec == now - 10);
-  CHECK(mtime().tv_nsec == 123);
-  // Just past the minute: refreshed again.
-  set_mtime(now - LocalStore::kRefreshAfterSeconds - 1, 0);
-  REQUIRE(store.lookup(key, entry, why) == LookupOutcome::Hit);
-  CHECK(mtime().tv_sec >= now - 5);
-}
-
 TEST_CASE("trim sweeps stale temporary files and leaves stray files alone", "[cache]") {
   TempDir dir;
   LocalStore store(dir.path, kDefaultCacheMaxSize);

@@ -12,7 +12,7 @@
 //
 // A shard is one <k0> folder (16 of them). The size limit applies per shard (a 16th each), so a
 // write that overflows its shard cleans that shard only, oldest modification time first (a hit
-// refreshes the time when it is a minute old or more), to 90% of its share: no full scan, and a failed eviction never fails a
+// refreshes the time), to 90% of its share: no full scan, and a failed eviction never fails a
 // compile. The cleaning also sweeps temporary files older than an hour (left by a writer that
 // was killed). Files that are neither entries nor temporary files are left alone.
 //
@@ -94,10 +94,6 @@ public:
 
   const std::string &dir() const { return dir_; }
   std::uint64_t max_size() const { return max_size_; }
-
-  /// A hit refreshes an entry's modification time (the eviction's LRU order) when it is at least
-  /// this old: recency to the minute, without an inode write per hit.
-  static constexpr long kRefreshAfterSeconds = 60;
 
   /// Reads and checks the entry of `key`. A hit refreshes the entry's modification time (LRU).
   /// Counts hits, misses, corrupt entries and read errors (flushed by flush_counters()).

@@ -22,14 +22,6 @@ namespace nkicc {
 
 namespace {
 
-/// An entry whose modification time is less than a minute old (or in the future: another
-/// machine's clock) counts as recently used, and a hit leaves it as it is.
-bool recently_used(const struct stat &st) {
-  struct timespec now {};
-  ::clock_gettime(CLOCK_REALTIME, &now);
-  return now.tv_sec - st.st_mtim.tv_sec < LocalStore::kRefreshAfterSeconds;
-}
-
 /// A temporary file this old was left by a writer that died: no write takes an hour.
 constexpr std::int64_t kStaleTempSeconds = 3600;
 /// A names index past this size is rewritten with its newest keys only.
@@ -373,11 +365,8 @@ LookupOutcome LocalStore::lookup(const std::string &key, std::optional<CacheEntr
     why = fmt::format("{}: {}", path, reason);
     return LookupOutcome::Corrupt;
   }
-  // Least recently used goes first when the shard is cleaned: a hit makes the entry recent,
-  // unless it already is (refreshed within the last minute): a warm build then reads its
-  // entries without writing any inode.
-  if (!recently_used(st))
-    ::futimens(fd, nullptr);
+  // Least recently used goes first when the shard is cleaned: a hit makes the entry recent.
+  ::futimens(fd, nullptr);
   ::close(fd);
   ++pending[CacheCounter::Hits];
   return LookupOutcome::Hit;
