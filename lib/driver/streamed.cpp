@@ -55,8 +55,13 @@ bool OnePass::read(const char *stage, const std::function<bool(Pipeline &)> &rea
     return true;
   };
   StageTimer timer(run_options_, stage);
+  // A `name` after the calls only renames the outputs, which are made at the end.
+  auto on_trailing_name = [&](std::string name) {
+    header.name = std::move(name);
+    return true;
+  };
   return read_description_once(sources_, file, run_options_.input, streamed_load_options(run_options_.input), diags_,
-                               on_header, on_call);
+                               on_header, on_call, on_trailing_name);
 }
 
 bool OnePass::open_cache() { return open_persistent(options(), persistent, diags_); }

@@ -629,7 +629,8 @@ bool stream_calls(SourceManager &sources, FileId file, const std::string &path, 
 bool read_description_once(SourceManager &sources, FileId file, const std::string &path,
                            const ManifestLoadOptions &options, DiagnosticEngine &diags,
                            const std::function<bool(Manifest &&)> &on_header,
-                           const std::function<bool(const Call &)> &on_call) {
+                           const std::function<bool(const Call &)> &on_call,
+                           const std::function<bool(std::string)> &on_trailing_name) {
   ManifestChecker calls(sources, diags, options, true);
   std::size_t index = 0;
   bool started = false;
@@ -643,7 +644,28 @@ bool read_description_once(SourceManager &sources, FileId file, const std::strin
     return call && on_call(*call);
   };
   auto parsed = parse_json_stream(path, file, diags, "calls", on_item, {}, on_start);
-  return parsed && started && parsed->split_last;
+  if (!parsed || !started)
+    return false;
+  if (parsed->split_last)
+    return true;
+  // Members after `calls`: the calls were read with the header as it stood when they started,
+  // which still holds when all that follows is a valid `name` (the outputs' module name, used
+  // only once every call is done). Anything else, or a name the checks would reject, starts over
+  // (where the two-pass or whole read reports it).
+  if (!on_trailing_name)
+    return false;
+  std::optional<std::string> name;
+  bool after_calls = false;
+  for (const JsonMember &member : parsed->document.root().members()) {
+    if (after_calls) {
+      if (member.key.text() != "name" || member.value.kind() != JsonValue::Kind::String ||
+          member.value.text().empty())
+        return false;
+      name = std::string(member.value.text());
+    }
+    after_calls = after_calls || member.key.text() == "calls";
+  }
+  return name && on_trailing_name(std::move(*name));
 }
 
 } // namespace nkicc

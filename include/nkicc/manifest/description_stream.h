@@ -45,12 +45,15 @@ bool stream_calls(SourceManager &sources, FileId file, const std::string &path, 
 
 /// The whole read in one pass, for a run that can start over (nothing it did is visible before it
 /// ends): `on_header` gets the description without its calls when its calls start (the members
-/// before them), then `on_call` each call, checked, in order. False when the description cannot be
-/// read so: a check failed, a callback returned false, there were no calls, or a member followed
-/// them (the header was not whole). The caller then rolls back and reads it in two passes.
+/// before them), then `on_call` each call, checked, in order. When only a valid `name` follows
+/// the calls and `on_trailing_name` is given, it gets the name at the end (the calls did not
+/// depend on it). False when the description cannot be read so: a check failed, a
+/// callback returned false, there were no calls, or another member followed them (the header
+/// the calls were read with was not whole). The caller then rolls back and reads it in two passes.
 bool read_description_once(SourceManager &sources, FileId file, const std::string &path,
                            const ManifestLoadOptions &options, DiagnosticEngine &diags,
                            const std::function<bool(Manifest &&)> &on_header,
-                           const std::function<bool(const Call &)> &on_call);
+                           const std::function<bool(const Call &)> &on_call,
+                           const std::function<bool(std::string)> &on_trailing_name = {});
 
 } // namespace nkicc
