@@ -400,7 +400,7 @@ private:
 
   LastOperand &last_operand(const ir::Operand &op) {
     LastOperand &last = last_operands_[op.tensor % last_operands_.size()];
-    if (last.tensor == op.tensor && last.view == op.view && last.offset == op.offset)
+    if (last.tensor == op.tensor && last.view == op.view && last.offset == op.offset && !last.table.IsNull())
       return last;
     last = LastOperand{op.tensor, op.view, op.offset, access_pattern(op), {}};
     return last;
