@@ -512,7 +512,8 @@ std::string write_module(const ModuleInfo &info,
   return write_module_blob(info, borrowed, calls).joined();
 }
 
-ByteSequence write_module_blob(const ModuleInfo &info, const std::vector<std::pair<std::string_view, OwnedBytes>> &kernels,
+ByteSequence write_module_blob(const ModuleInfo &info,
+                               const std::vector<std::pair<std::string_view, OwnedBytes>> &kernels,
                                const std::vector<ModuleCall> &calls) {
   std::size_t kernel_bytes = 0;
   for (const auto &kernel : kernels)

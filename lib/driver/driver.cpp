@@ -146,6 +146,13 @@ std::vector<std::string> files_read(const Manifest &manifest, const SourceManage
   return files;
 }
 
+std::vector<std::string> files_traced(const Manifest &manifest, const SourceManager &sources,
+                                      const Pipeline &pipeline) {
+  std::vector<std::string> files = files_read(manifest, sources, &pipeline.registry());
+  files.insert(files.end(), pipeline.imported_files().begin(), pipeline.imported_files().end());
+  return files;
+}
+
 /// What `--emit` asks of the traced calls, once every call is traced.
 std::optional<DriverOutput> emit_traced(const DriverOptions &options, DiagnosticEngine &diags, const Manifest &manifest,
                                         Pipeline &pipeline, PersistentCache *persistent,
@@ -275,10 +282,7 @@ std::optional<DriverOutput> run_trace(const DriverOptions &options, SourceManage
     if (!pipeline.load_registry(Pipeline::internal_names(manifest->calls)) || !pipeline.trace_calls())
       return std::nullopt;
   }
-  std::vector<std::string> deps = files_read(*manifest, sources, &pipeline.registry());
-  // The kernel files that imports between sources read are dependencies too.
-  deps.insert(deps.end(), pipeline.imported_files().begin(), pipeline.imported_files().end());
-  return emit_traced(options, diags, *manifest, pipeline, persistent.get(), std::move(deps));
+  return emit_traced(options, diags, *manifest, pipeline, persistent.get(), files_traced(*manifest, sources, pipeline));
 }
 
 std::optional<DriverOutput> run_dis(const std::string &input, const TextOptions &text_options, SourceManager &sources,

@@ -776,6 +776,8 @@ bool resolve_kernels(const Manifest &manifest, const std::vector<python::Module>
 /// The files a run read, for depfiles: the description, its sources, registry files.
 std::vector<std::string> files_read(const Manifest &manifest, const SourceManager &sources,
                                     const Registry *registry = nullptr);
+/// The same for a run that traced: also the kernel files that imports between sources read.
+std::vector<std::string> files_traced(const Manifest &manifest, const SourceManager &sources, const Pipeline &pipeline);
 /// What `--emit` asks of the traced calls, once every call is traced.
 std::optional<DriverOutput> emit_traced(const DriverOptions &options, DiagnosticEngine &diags, const Manifest &manifest,
                                         Pipeline &pipeline, PersistentCache *persistent, std::vector<std::string> deps);
@@ -797,26 +799,17 @@ std::optional<std::optional<DriverOutput>> read_whole(DiagnosticEngine &diags, c
 /// How a streamed read resolves the description's relative paths and names its module.
 ManifestLoadOptions streamed_load_options(const std::string &input);
 
-/// The info and print() lines of a one-pass read (trace_once, key_once), held until the pass
-/// ends, so that a pass that starts over shows them once: `held()` are the run's options with
-/// each handler replaced by one that holds its lines until release() shows them and lets later
-/// lines through.
+/// The log lines of a one-pass read (trace_once, key_once): info, print() and the persistent
+/// cache's (-v's miss explanations, a remote dropped), held in their order until the pass ends,
+/// so that a pass that starts over shows none of them: `held()` are the run's options with each
+/// handler replaced by one that holds its lines until release() shows them and lets later lines
+/// through.
 class HeldLines {
 public:
-  explicit HeldLines(const DriverOptions &options) : options_(options), held_options_(options) {
-    held_options_.info_log = hold(options.info_log, Kind::Info);
-    held_options_.print_handler = hold(options.print_handler, Kind::Print);
-    // The persistent cache's lines (-v's miss explanations, a remote dropped) too: they keep
-    // their place among the others, and a pass that starts over shows none of them.
-    if (options.cache.log) {
-      auto direct = options.cache.log;
-      held_options_.cache.log = [this, direct](CacheLogLevel level, const std::string &text) {
-        if (holding_)
-          lines_.push_back({Kind::Cache, level, text});
-        else
-          direct(level, text);
-      };
-    }
+  explicit HeldLines(const DriverOptions &options) : held_options_(options) {
+    held_options_.info_log = hold(options.info_log);
+    held_options_.print_handler = hold(options.print_handler);
+    held_options_.cache.log = hold(options.cache.log);
   }
   HeldLines(const HeldLines &) = delete;
   HeldLines &operator=(const HeldLines &) = delete;
@@ -824,44 +817,27 @@ public:
   const DriverOptions &held() const { return held_options_; }
   void release() {
     holding_ = false;
-    for (const Line &line : lines_) {
-      switch (line.kind) {
-      case Kind::Info:
-        options_.info_log(line.text);
-        break;
-      case Kind::Print:
-        options_.print_handler(line.text);
-        break;
-      case Kind::Cache:
-        options_.cache.log(line.level, line.text);
-        break;
-      }
-    }
+    for (const std::function<void()> &show : lines_)
+      show();
     lines_.clear();
   }
 
 private:
-  enum class Kind { Info, Print, Cache };
-  struct Line {
-    Kind kind;
-    CacheLogLevel level; ///< of a Cache line
-    std::string text;
-  };
-
-  std::function<void(const std::string &)> hold(const std::function<void(const std::string &)> &direct, Kind kind) {
+  /// `direct`, or while lines are held, a handler that keeps a copy of its arguments and the
+  /// call that shows them.
+  template <class... Args> std::function<void(Args...)> hold(const std::function<void(Args...)> &direct) {
     if (!direct)
       return {};
-    return [this, direct, kind](const std::string &text) {
+    return [this, direct](Args... args) {
       if (holding_)
-        lines_.push_back({kind, CacheLogLevel::Info, text});
+        lines_.push_back([direct, args...] { direct(args...); });
       else
-        direct(text);
+        direct(args...);
     };
   }
 
-  const DriverOptions &options_;
   DriverOptions held_options_;
-  std::vector<Line> lines_;
+  std::vector<std::function<void()>> lines_;
   bool holding_ = true;
 };
 

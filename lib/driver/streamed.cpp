@@ -117,11 +117,12 @@ std::unique_ptr<StreamedDescription> begin_streamed(const DriverOptions &options
 
 namespace {
 
-/// `trace` in one pass over its description (the common case: `calls` is its last member and
-/// everything is right): each call is checked, its kernel resolved the first time it is named,
-/// and traced, as the file is read. Nullopt, with nothing reported and nothing seen, when it
-/// must start over in two passes (stream_trace()): a check failed, a kernel did not resolve, a
-/// member followed `calls`. The info and print() lines of the pass are held until it ends.
+/// `trace` in one pass over its description (the common case: nothing but `name` follows `calls`
+/// and everything is right): each call is checked, its kernel resolved the first time it is
+/// named, and traced (looked up and stored in the persistent cache, when there is one), as the
+/// file is read. Nullopt, with nothing reported and nothing seen, when it must start over in
+/// two passes (stream_trace()): a check failed, a kernel did not resolve, another member
+/// followed `calls`. The pass's log lines are held until it ends.
 std::optional<std::optional<DriverOutput>> trace_once(const DriverOptions &options, SourceManager &sources,
                                                       DiagnosticEngine &diags) {
   OnePass pass(options, sources, diags);
@@ -137,9 +138,8 @@ std::optional<std::optional<DriverOutput>> trace_once(const DriverOptions &optio
   Pipeline &pipeline = *pass.pipeline;
   if (!pipeline.finish_tracing())
     return std::optional<DriverOutput>{};
-  std::vector<std::string> deps = files_read(pass.header, sources, &pipeline.registry());
-  deps.insert(deps.end(), pipeline.imported_files().begin(), pipeline.imported_files().end());
-  return emit_traced(pass.options(), diags, pass.header, pipeline, pass.persistent.get(), std::move(deps));
+  return emit_traced(pass.options(), diags, pass.header, pipeline, pass.persistent.get(),
+                     files_traced(pass.header, sources, pipeline));
 }
 
 /// `trace` over a streamed description: the calls are checked in a first pass, then traced one
@@ -170,9 +170,7 @@ std::optional<std::optional<DriverOutput>> stream_trace(const DriverOptions &opt
         !pipeline.finish_tracing())
       return std::optional<DriverOutput>{};
   }
-  std::vector<std::string> deps = files_read(header, sources, &pipeline.registry());
-  deps.insert(deps.end(), pipeline.imported_files().begin(), pipeline.imported_files().end());
-  return emit_traced(options, diags, header, pipeline, persistent.get(), std::move(deps));
+  return emit_traced(options, diags, header, pipeline, persistent.get(), files_traced(header, sources, pipeline));
 }
 
 } // namespace

@@ -658,8 +658,7 @@ bool read_description_once(SourceManager &sources, FileId file, const std::strin
   bool after_calls = false;
   for (const JsonMember &member : parsed->document.root().members()) {
     if (after_calls) {
-      if (member.key.text() != "name" || member.value.kind() != JsonValue::Kind::String ||
-          member.value.text().empty())
+      if (member.key.text() != "name" || member.value.kind() != JsonValue::Kind::String || member.value.text().empty())
         return false;
       name = std::string(member.value.text());
     }

@@ -62,7 +62,8 @@ std::optional<UsageError> check_output_options(const OutputOptions &options) {
   if (options.depfile == "-")
     return UsageError{"--depfile needs a file: standard output carries the result"};
   if (options.output != "-" && same_file(options.depfile, options.output))
-    return UsageError{fmt::format("--depfile {} would overwrite the -o output", escape_for_message(options.depfile, 256))};
+    return UsageError{
+        fmt::format("--depfile {} would overwrite the -o output", escape_for_message(options.depfile, 256))};
   return std::nullopt;
 }
 

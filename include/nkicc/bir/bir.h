@@ -78,7 +78,8 @@ std::string write_module(const ModuleInfo &info,
 /// The same bytes in pieces: the module's frame, left in the builder's buffer, and each kernel
 /// blob where it lies (the frame holds an untouched hole of each blob's size where its vector's
 /// bytes go). The output writes the pieces in turn.
-ByteSequence write_module_blob(const ModuleInfo &info, const std::vector<std::pair<std::string_view, OwnedBytes>> &kernels,
+ByteSequence write_module_blob(const ModuleInfo &info,
+                               const std::vector<std::pair<std::string_view, OwnedBytes>> &kernels,
                                const std::vector<ModuleCall> &calls);
 
 /// The canonical text of a module blob, or nullopt with `error` set (a lowercase message such

@@ -42,9 +42,6 @@ private:
 /// ever made.
 class ByteSequence {
 public:
-  ByteSequence() = default;
-  explicit ByteSequence(OwnedBytes whole) { append(std::move(whole)); }
-
   /// Adds a piece at the end; an empty one is dropped.
   void append(OwnedBytes piece) {
     if (piece.empty())
