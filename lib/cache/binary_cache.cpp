@@ -11,29 +11,30 @@
 namespace nkicc {
 
 const CachedKernel *BinaryCache::get(const std::string &cache_key) const {
-  auto it = kernels_.find(cache_key);
-  return it == kernels_.end() ? nullptr : &it->second;
+  auto it = entries_.find(cache_key);
+  return it == entries_.end() ? nullptr : &it->second.kernel;
 }
 
 void BinaryCache::record_usage(const std::string &cache_key) {
-  auto it = usage_counts_.find(cache_key);
-  if (it != usage_counts_.end())
-    ++it->second;
+  auto it = entries_.find(cache_key);
+  if (it != entries_.end())
+    ++it->second.usage;
 }
 
 void BinaryCache::store(const std::string &cache_key, CachedKernel entry, PyConstant key_components) {
-  if (kernels_.find(cache_key) == kernels_.end())
+  auto [it, fresh] = entries_.try_emplace(cache_key);
+  if (fresh)
     order_.push_back(cache_key);
-  kernels_[cache_key] = std::move(entry);
-  key_components_[cache_key] = std::move(key_components);
-  usage_counts_[cache_key] = 1;
+  it->second.kernel = std::move(entry);
+  it->second.key_components = std::move(key_components);
+  it->second.usage = 1;
 }
 
 const PyConstant &BinaryCache::key_components(const std::string &cache_key) const {
-  return key_components_.at(cache_key);
+  return entries_.at(cache_key).key_components;
 }
 
-std::uint64_t BinaryCache::usage_count(const std::string &cache_key) const { return usage_counts_.at(cache_key); }
+std::uint64_t BinaryCache::usage_count(const std::string &cache_key) const { return entries_.at(cache_key).usage; }
 
 namespace {
 

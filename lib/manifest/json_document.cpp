@@ -11,11 +11,16 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <new>
 #include <set>
+#include <utility>
 
 namespace nkicc {
 
@@ -90,6 +95,31 @@ private:
   std::string_view text_;
 };
 
+namespace {
+
+/// Whether a byte can change where a JSON value ends: a quote, a backslash or a bracket.
+inline bool is_special(char c) { return c == '"' || c == '\\' || c == '{' || c == '}' || c == '[' || c == ']'; }
+
+/// Bit k set when byte k of the sixteen at `p` is_special().
+inline unsigned special_bytes(const char *p) {
+#if defined(__SSE2__)
+  __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
+  // `[` `{` and `]` `}` differ only in bit 0x20.
+  __m128i folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
+  __m128i hit = _mm_or_si128(
+      _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+      _mm_or_si128(_mm_cmpeq_epi8(folded, _mm_set1_epi8('{')), _mm_cmpeq_epi8(folded, _mm_set1_epi8('}'))));
+  return static_cast<unsigned>(_mm_movemask_epi8(hit));
+#else
+  unsigned mask = 0;
+  for (unsigned k = 0; k < 16; ++k)
+    mask |= is_special(p[k]) ? 1u << k : 0u;
+  return mask;
+#endif
+}
+
+} // namespace
+
 /// A file read through a window for RapidJSON: the bytes from the last offset the builder still
 /// needs (keep_from) to the end of what was read. The window is refilled a chunk at a time when
 /// the reader reaches its end, so it holds a few chunks however large the file is; a single
@@ -146,6 +176,70 @@ public:
   std::size_t window_base() const { return base_; }
   void keep_from(std::size_t offset) { keep_ = offset; }
 
+  /// The offset of the `}` that closes the object whose `{` is at the reading position, reading
+  /// on as far as needed, or nullopt when it does not close within `max_bytes` (or the file
+  /// ends first). Strings are skipped by their quotes and escapes; nothing else is checked: the
+  /// caller compares the bytes with an item it parsed before (SplitRepeats).
+  std::optional<std::size_t> object_end(std::size_t max_bytes) {
+    std::size_t depth = 0, i = pos_;
+    std::size_t escaped = SIZE_MAX; // the byte after a backslash in a string
+    bool in_string = false;
+    // One byte that can change the state: a quote, a backslash or a bracket. True at the `}`
+    // that closes the object.
+    auto visit = [&](std::size_t k) {
+      char c = buffer_[k];
+      if (k == escaped)
+        return false;
+      if (in_string) {
+        if (c == '\\')
+          escaped = k + 1;
+        else if (c == '"')
+          in_string = false;
+        return false;
+      }
+      if (c == '"')
+        in_string = true;
+      else if (c == '{' || c == '[')
+        ++depth;
+      else if (c == '}' || c == ']')
+        return --depth == 0;
+      return false;
+    };
+    for (;;) {
+      if (i + 16 <= len_) {
+        // Sixteen bytes at a time: most are none of those.
+        for (unsigned mask = special_bytes(buffer_.get() + i); mask; mask &= mask - 1) {
+          std::size_t k = i + static_cast<std::size_t>(__builtin_ctz(mask));
+          if (visit(k))
+            return k + 1 - pos_ <= max_bytes ? std::optional<std::size_t>(base_ + k) : std::nullopt;
+        }
+        i += 16;
+      } else if (i < len_) {
+        if (is_special(buffer_[i]) && visit(i))
+          return i + 1 - pos_ <= max_bytes ? std::optional<std::size_t>(base_ + i) : std::nullopt;
+        ++i;
+      } else {
+        if (eof_ || i - pos_ >= max_bytes)
+          return std::nullopt;
+        std::size_t from = pos_;
+        read_more(); // may move the window: positions stay relative to the reading position
+        i = pos_ + (i - from);
+        if (escaped != SIZE_MAX)
+          escaped = pos_ + (escaped - from);
+      }
+    }
+  }
+
+  /// The next Take() returns the `{` at the reading position and moves on to `close`, the offset
+  /// object_end() gave: RapidJSON then reads an empty object, `{}`, in place of the item. The
+  /// window is made to end after the `{`, so that the Take() runs into refill(), which jumps;
+  /// Take() itself stays as it is.
+  void jump_on_take(std::size_t close) {
+    jump_to_ = close;
+    jump_len_ = len_;
+    len_ = pos_ + 1;
+  }
+
   bool at_end() const { return pos_ == len_ && eof_; }
   bool failed() const { return failed_ || invalid_; }
   std::uint64_t digest() const { return XXH3_64bits_digest(&hash_); }
@@ -153,6 +247,16 @@ public:
 
 private:
   void refill() {
+    if (jump_len_) {
+      len_ = std::exchange(jump_len_, 0);
+      pos_ = jump_to_ - base_;
+      return;
+    }
+    read_more();
+  }
+
+  /// Drops what the builder no longer needs and reads the next chunk after the window's end.
+  void read_more() {
     if (eof_)
       return;
     // Drop what the builder no longer needs, then read the next chunk behind what is left.
@@ -235,7 +339,8 @@ private:
   bool eof_ = false, failed_ = false;
   bool validate_;
   bool invalid_ = false;
-  std::size_t validated_ = 0; ///< the file offset up to which the bytes are known UTF-8
+  std::size_t validated_ = 0;              ///< the file offset up to which the bytes are known UTF-8
+  std::size_t jump_to_ = 0, jump_len_ = 0; ///< jump_on_take(): where to, and the window's real length
   XXH3_state_t hash_{};
 };
 
@@ -276,10 +381,11 @@ public:
 
   /// Hands each item of the root object's array `key` to `on_item` instead of keeping it.
   void split(std::string_view key, const std::function<bool(const JsonValue &)> *on_item,
-             const std::function<bool(const JsonValue &)> *on_start = nullptr) {
+             const std::function<bool(const JsonValue &)> *on_start = nullptr, const SplitRepeats *repeats = nullptr) {
     split_key_ = key;
     on_item_ = on_item;
     on_start_ = on_start;
+    repeats_ = repeats;
   }
 
   /// Whether the split array was the root object's last member (0 when there was none).
@@ -338,6 +444,7 @@ private:
     std::size_t first; ///< the index of its first value on the scratch stack
     std::unique_ptr<std::set<std::string_view, std::less<>>> keys; ///< made only once an object is large
     bool split = false;                                            ///< the items of this array go to on_item_ (split())
+    std::optional<std::uint32_t> repeat; ///< an item skipped as a repeat (SplitRepeats): its id
   };
 
   /// Where the document's storage stood: what a split item allocates is given back after it.
@@ -476,7 +583,18 @@ private:
       if (on_start_ && !(*on_start_)(partial_root(offset)))
         return false;
     }
-    stack_.push_back({kind, offset, scratch_.size(), nullptr, split});
+    if constexpr (requires { stream_.object_end(std::size_t{}); })
+      if (repeats_ && kind == JsonValue::Kind::Object && !stack_.empty() && stack_.back().split)
+        if (std::optional<std::size_t> close = stream_.object_end(repeats_->max_item_bytes)) {
+          std::size_t from = stream_.Tell(); // the `{`
+          std::string_view text = stream_.window().substr(from - stream_.window_base(), *close + 1 - from);
+          if (std::optional<std::uint32_t> id = repeats_->known(text)) {
+            stack_.push_back({kind, offset, scratch_.size(), nullptr, false, id});
+            stream_.jump_on_take(*close);
+            return true;
+          }
+        }
+    stack_.push_back({kind, offset, scratch_.size(), nullptr, split, std::nullopt});
     if (split)
       split_mark_ = {doc_.blocks_.size(), block_, used_};
     mark_after_bracket();
@@ -485,6 +603,14 @@ private:
 
   bool end() {
     Frame &frame = stack_.back();
+    if (frame.repeat) {
+      // The item's bytes were skipped: RapidJSON read `{}` (jump_on_take).
+      std::uint32_t id = *frame.repeat, offset = frame.offset;
+      stack_.pop_back();
+      mark_after_bracket();
+      ++split_items_;
+      return repeats_->repeat(id, offset);
+    }
     JsonValue v = leaf(frame.kind, frame.offset);
     std::size_t n = scratch_.size() - frame.first;
     const JsonValue *values = scratch_.data() + frame.first;
@@ -566,6 +692,7 @@ private:
   std::string_view split_key_;
   const std::function<bool(const JsonValue &)> *on_item_ = nullptr;
   const std::function<bool(const JsonValue &)> *on_start_ = nullptr;
+  const SplitRepeats *repeats_ = nullptr;
   std::size_t split_member_ = 0; ///< the split array's position among the root's members, from 1
   ArenaMark split_mark_;
   std::size_t split_items_ = 0;
@@ -694,11 +821,10 @@ constexpr unsigned kParseFlags =
     rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag | rapidjson::kParseNumbersAsStringsFlag;
 } // namespace
 
-std::optional<JsonStreamResult> parse_json_stream(const std::string &path, FileId file, DiagnosticEngine &diags,
-                                                  std::string_view split_key,
-                                                  const std::function<bool(const JsonValue &)> &on_item,
-                                                  const JsonParseOptions &options,
-                                                  const std::function<bool(const JsonValue &)> &on_start) {
+std::optional<JsonStreamResult>
+parse_json_stream(const std::string &path, FileId file, DiagnosticEngine &diags, std::string_view split_key,
+                  const std::function<bool(const JsonValue &)> &on_item, const JsonParseOptions &options,
+                  const std::function<bool(const JsonValue &)> &on_start, const SplitRepeats *repeats) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return std::nullopt;
@@ -708,7 +834,7 @@ std::optional<JsonStreamResult> parse_json_stream(const std::string &path, FileI
   } closer{fd};
   ChunkedFileStream stream(fd, options.validate_utf8);
   BasicJsonBuilder<ChunkedFileStream> builder(file, diags, options, stream);
-  builder.split(split_key, &on_item, on_start ? &on_start : nullptr);
+  builder.split(split_key, &on_item, on_start ? &on_start : nullptr, repeats);
   rapidjson::Reader reader;
   constexpr unsigned flags = kParseFlags & ~rapidjson::kParseValidateEncodingFlag;
   rapidjson::ParseResult result = reader.Parse<flags>(stream, builder);

@@ -8,8 +8,14 @@
 
 #include <fmt/format.h>
 
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
+
 #include <algorithm>
+#include <memory>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 namespace nkicc {
 
@@ -626,11 +632,96 @@ bool stream_calls(SourceManager &sources, FileId file, const std::string &path, 
   return true;
 }
 
+void move_call_locations(Call &call, std::uint32_t from, std::uint32_t to) {
+  auto move = [&](SourceLoc &loc) {
+    if (loc.valid())
+      loc.offset = loc.offset - from + to;
+  };
+  auto move_argument = [&](Argument &a) {
+    move(a.loc);
+    if (a.is_tensor())
+      move(std::get<TensorSpec>(a.value).loc);
+  };
+  move(call.loc);
+  if (auto *e = std::get_if<ExternalCall>(&call.body)) {
+    move(e->kernel_loc);
+    move(e->grid_loc);
+    move(e->nc_loc);
+    for (Argument &a : e->args)
+      move_argument(a);
+    for (auto &[name, a] : e->kwargs)
+      move_argument(a);
+  } else {
+    auto &ic = std::get<InternalCall>(call.body);
+    move(ic.internal_loc);
+    for (TensorSpec &t : ic.operands)
+      move(t.loc);
+    for (TensorSpec &t : ic.results)
+      move(t.loc);
+  }
+}
+
+namespace {
+
+struct TextHash {
+  std::size_t operator()(std::string_view text) const { return XXH3_64bits(text.data(), text.size()); }
+};
+
+/// The calls of a streamed read by their bytes (SplitRepeats): the checked Call of each distinct
+/// text, so that a call whose bytes repeat an earlier call's is neither parsed nor checked again
+/// (the checks of a call depend on its bytes alone, and a call that fails them ends the read).
+/// Bounded: past kMaxCalls texts or kMaxBytes of them, new texts are parsed as always.
+class RepeatedCalls {
+public:
+  /// The id of a text checked before; else the text is kept for the add() that follows its check.
+  std::optional<std::uint32_t> known(std::string_view text) {
+    if (auto it = ids_.find(text); it != ids_.end())
+      return it->second;
+    has_pending_ = calls_.size() < kMaxCalls && bytes_ + text.size() <= kMaxBytes;
+    if (has_pending_)
+      pending_.assign(text);
+    return std::nullopt;
+  }
+
+  /// The call just checked, whose text known() saw last (if it kept it).
+  void add(const Call &call) {
+    if (!std::exchange(has_pending_, false))
+      return;
+    auto entry = std::make_unique<Entry>(Entry{std::move(pending_), call});
+    bytes_ += entry->text.size();
+    ids_.emplace(entry->text, static_cast<std::uint32_t>(calls_.size()));
+    calls_.push_back(std::move(entry));
+  }
+
+  /// Call `id` again, as the `index`th call, its text at `offset`.
+  const Call &repeat(std::uint32_t id, std::uint32_t offset, std::size_t index) {
+    Call &call = calls_[id]->call;
+    move_call_locations(call, call.loc.offset, offset);
+    call.index = index;
+    return call;
+  }
+
+private:
+  static constexpr std::size_t kMaxCalls = 4096;
+  static constexpr std::size_t kMaxBytes = 1 << 20;
+  struct Entry {
+    std::string text;
+    Call call; ///< as its last copy was read (its locations are that copy's)
+  };
+  std::vector<std::unique_ptr<Entry>> calls_; ///< entries never move: ids_ views their text
+  std::unordered_map<std::string_view, std::uint32_t, TextHash> ids_;
+  std::string pending_;
+  bool has_pending_ = false;
+  std::size_t bytes_ = 0;
+};
+
+} // namespace
+
 bool read_description_once(SourceManager &sources, FileId file, const std::string &path,
                            const ManifestLoadOptions &options, DiagnosticEngine &diags,
                            const std::function<bool(Manifest &&)> &on_header,
                            const std::function<bool(const Call &)> &on_call,
-                           const std::function<bool(std::string)> &on_trailing_name) {
+                           const std::function<bool(std::string)> &on_trailing_name, ReadFigures *figures) {
   ManifestChecker calls(sources, diags, options, true);
   std::size_t index = 0;
   bool started = false;
@@ -639,13 +730,28 @@ bool read_description_once(SourceManager &sources, FileId file, const std::strin
     started = header && on_header(std::move(*header));
     return started;
   };
+  RepeatedCalls repeated;
   std::function<bool(const JsonValue &)> on_item = [&](const JsonValue &item) {
     std::optional<Call> call = calls.check_call(item, index++);
-    return call && on_call(*call);
+    if (!call)
+      return false;
+    repeated.add(*call);
+    return on_call(*call);
   };
-  auto parsed = parse_json_stream(path, file, diags, "calls", on_item, {}, on_start);
+  SplitRepeats repeats;
+  repeats.known = [&](std::string_view text) { return repeated.known(text); };
+  std::size_t repeat_count = 0;
+  repeats.repeat = [&](std::uint32_t id, std::uint32_t offset) {
+    ++repeat_count;
+    return on_call(repeated.repeat(id, offset, index++));
+  };
+  if (figures)
+    *figures = {};
+  auto parsed = parse_json_stream(path, file, diags, "calls", on_item, {}, on_start, &repeats);
   if (!parsed || !started)
     return false;
+  if (figures)
+    *figures = {index, repeat_count};
   if (parsed->split_last)
     return true;
   // Members after `calls`: the calls were read with the header as it stood when they started,

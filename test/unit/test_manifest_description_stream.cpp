@@ -1,4 +1,5 @@
 #include "nkicc/manifest/description_stream.h"
+#include "nkicc/manifest/manifest.h"
 
 #include <catch2/catch.hpp>
 
@@ -97,4 +98,91 @@ TEST_CASE("a first pass that finds a problem says so, for the whole read to repo
   CHECK_FALSE(scans(R"({"nkicc": 2, "calls": []})"));
   CHECK_FALSE(scans(R"({"calls": []})"));
   CHECK_FALSE(scans(R"({"nkicc": 1, "calls": {}})"));
+}
+
+namespace {
+
+/// A call's index and every location it holds (UINT32_MAX for one not set), in a fixed order.
+std::vector<std::uint32_t> placed(const Call &call) {
+  std::vector<std::uint32_t> out{static_cast<std::uint32_t>(call.index)};
+  auto at = [&](const SourceLoc &loc) { out.push_back(loc.valid() ? loc.offset : UINT32_MAX); };
+  at(call.loc);
+  if (call.is_external()) {
+    const ExternalCall &e = call.external();
+    at(e.kernel_loc);
+    at(e.grid_loc);
+    at(e.nc_loc);
+    for (const Argument &a : e.args) {
+      at(a.loc);
+      if (a.is_tensor())
+        at(a.tensor().loc);
+    }
+    for (const auto &[name, a] : e.kwargs) {
+      at(a.loc);
+      if (a.is_tensor())
+        at(a.tensor().loc);
+    }
+  } else {
+    const InternalCall &ic = call.internal();
+    at(ic.internal_loc);
+    for (const TensorSpec &t : ic.operands)
+      at(t.loc);
+    for (const TensorSpec &t : ic.results)
+      at(t.loc);
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("a call whose bytes repeat an earlier call's is that call again, at its own place", "[manifest]") {
+  // Calls with strings that hold brackets, quotes and escapes; copies on other lines, behind
+  // other white space, across the reader's 32 KiB chunks; and a call too long to be looked at.
+  const std::string internal =
+      R"({"internal": "k", "kernel_name": "a}]\"{[\\", "operands": [{"shape": [8, 8], "dtype": "float32"}], )"
+      R"("results": [{"shape": [8, 8], "dtype": "float32", "memory": "private_hbm"}], "attrs": {"t": [1, {"u": "}"}]}})";
+  const std::string external =
+      R"({"kernel": "f", "args": [{"shape": [4, 4], "dtype": "bfloat16"}, 3, "s}{\"q"], )"
+      R"("kwargs": {"x": {"shape": [2], "dtype": "int32"}, "y": [1, 2]}, "grid": [2, 2], "nc": 2})";
+  const std::string long_call =
+      R"({"internal": "k", "operands": [], "attrs": {"pad": ")" + std::string(20000, 'x') + R"("}})";
+  std::string text =
+      R"({"nkicc": 1, "calls": [)" + internal + ",\n  " + external + ",\n" + internal + ",\t" + long_call;
+  std::size_t copies = 0;
+  for (int i = 0; i < 300; ++i, ++copies)
+    text += (i % 3 ? ", " : ",\n    ") + (i % 2 ? internal : external);
+  text += ",\n" + long_call + "\n], \"name\": \"m\"}\n";
+  TempDescription file;
+  file.write(text);
+
+  SourceManager sm;
+  DiagnosticEngine diags(sm);
+  std::vector<std::vector<std::uint32_t>> streamed;
+  std::vector<std::string> kernel_names;
+  ReadFigures figures;
+  FileId id = sm.add_lazy_file(file.path);
+  CHECK(read_description_once(
+      sm, id, file.path, {}, diags, [](Manifest &&) { return true; },
+      [&](const Call &c) {
+        streamed.push_back(placed(c));
+        kernel_names.push_back(c.is_external() ? c.external().kernel : c.internal().kernel_name);
+        return true;
+      },
+      [](std::string) { return true; }, &figures));
+  CHECK(diags.diagnostics().empty());
+
+  // The whole read checks every call where it is.
+  FileId whole = sm.add_buffer("whole.json", text);
+  auto manifest = load_manifest(sm, whole, {}, diags);
+  REQUIRE(manifest);
+  REQUIRE(manifest->calls.size() == streamed.size());
+  for (std::size_t i = 0; i < streamed.size(); ++i) {
+    INFO("call " << i);
+    CHECK(streamed[i] == placed(manifest->calls[i]));
+    const Call &c = manifest->calls[i];
+    CHECK(kernel_names[i] == (c.is_external() ? c.external().kernel : c.internal().kernel_name));
+  }
+  CHECK(figures.calls == 4 + copies + 1);
+  // Parsed: the first internal and external calls, and both long calls; the rest are repeats.
+  CHECK(figures.repeats == figures.calls - 4);
 }

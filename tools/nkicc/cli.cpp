@@ -339,6 +339,7 @@ DriverOptions Session::driver_options() const {
   if (spdlog::should_log(spdlog::level::info))
     options.info_log = [](const std::string &text) { spdlog::info("{}", text); };
   options.stage_timer = [](std::string_view stage, double ms) { spdlog::debug("stage {}: {:.1f} ms", stage, ms); };
+  options.debug_log = [](const std::string &text) { spdlog::debug("{}", text); };
   // `print()` in a kernel is the kernel author's debugging aid: it goes to the log.
   options.print_handler = [](const std::string &text) { spdlog::info("print: {}", text); };
   return options;

@@ -9,9 +9,9 @@
 #include "nkicc/support/py_constant.h"
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace nkicc {
@@ -50,9 +50,14 @@ public:
   std::size_t size() const { return order_.size(); }
 
 private:
-  std::map<std::string, CachedKernel> kernels_;       ///< _new_nki_frontend_kernel_cache
-  std::map<std::string, PyConstant> key_components_;  ///< _cache_key_components
-  std::map<std::string, std::uint64_t> usage_counts_; ///< _cache_usage_counts
+  /// The reference's three maps under one key: a hit is one hash lookup of its key, not three
+  /// walks of ordered maps comparing 64-character keys (the order is order_'s).
+  struct Entry {
+    CachedKernel kernel;       ///< _new_nki_frontend_kernel_cache
+    PyConstant key_components; ///< _cache_key_components
+    std::uint64_t usage = 0;   ///< _cache_usage_counts
+  };
+  std::unordered_map<std::string, Entry> entries_; ///< nodes: an entry's address never changes
   std::vector<std::string> order_;
 };
 

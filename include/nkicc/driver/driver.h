@@ -66,6 +66,8 @@ struct DriverOptions {
   bool shared_hbm_guard = true;
   /// Where `print()` in a kernel goes; the tool logs it.
   std::function<void(const std::string &)> print_handler;
+  /// Debug-level log lines (-vv): what a run did that only someone tuning it asks about.
+  std::function<void(const std::string &)> debug_log;
   /// Told each stage's wall time as it ends (mold's per-pass timers); the tool logs it at debug.
   std::function<void(std::string_view stage, double milliseconds)> stage_timer;
   /// The persistent cache (issue 14): off unless a folder or a remote is named. `--no-cache`

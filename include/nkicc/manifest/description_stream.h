@@ -50,10 +50,18 @@ bool stream_calls(SourceManager &sources, FileId file, const std::string &path, 
 /// depend on it). False when the description cannot be read so: a check failed, a
 /// callback returned false, there were no calls, or another member followed them (the header
 /// the calls were read with was not whole). The caller then rolls back and reads it in two passes.
+/// What a one-pass read saw, for -vv.
+struct ReadFigures {
+  std::size_t calls = 0;
+  /// Calls whose bytes repeat an earlier call's: not parsed or checked again (SplitRepeats).
+  std::size_t repeats = 0;
+};
+
 bool read_description_once(SourceManager &sources, FileId file, const std::string &path,
                            const ManifestLoadOptions &options, DiagnosticEngine &diags,
                            const std::function<bool(Manifest &&)> &on_header,
                            const std::function<bool(const Call &)> &on_call,
-                           const std::function<bool(std::string)> &on_trailing_name = {});
+                           const std::function<bool(std::string)> &on_trailing_name = {},
+                           ReadFigures *figures = nullptr);
 
 } // namespace nkicc

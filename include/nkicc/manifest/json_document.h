@@ -102,6 +102,19 @@ struct JsonStreamResult {
   bool split_last = false; ///< the split array was the root object's last member
 };
 
+/// Items of the split array that repeat an earlier one byte for byte, skipped unparsed
+/// (parse_json_stream). A build graph calls the same few variants over and over, often with the
+/// same text: what its bytes gave the first time stands for every copy.
+struct SplitRepeats {
+  /// Sees the bytes of each object item of the split array before it is parsed, from its `{` to
+  /// its `}`: an id when the caller holds what those bytes gave before, and then the item is not
+  /// parsed (nor handed to on_item): `repeat` gets the id and the item's offset in its place.
+  std::function<std::optional<std::uint32_t>(std::string_view text)> known;
+  std::function<bool(std::uint32_t id, std::uint32_t offset)> repeat;
+  /// Longer items are parsed, not looked at: the window would have to hold them whole.
+  std::size_t max_item_bytes = 16 * 1024;
+};
+
 /// Parses the regular file at `path` (registered, maybe lazily, as `file`) through a window of
 /// fixed size, so that memory does not grow with the file: each item of the root object's array
 /// member `split_key` is handed to `on_item` as soon as it is complete, then let go (its storage
@@ -111,11 +124,10 @@ struct JsonStreamResult {
 /// before the items can begin with it, and learns from `split_last` whether anything followed. Problems found by the
 /// builder (duplicate keys, depth) are reported, the others are not: the caller reads such a file whole with
 /// parse_json(), which says what is wrong.
-std::optional<JsonStreamResult> parse_json_stream(const std::string &path, FileId file, DiagnosticEngine &diags,
-                                                  std::string_view split_key,
-                                                  const std::function<bool(const JsonValue &)> &on_item,
-                                                  const JsonParseOptions &options = {},
-                                                  const std::function<bool(const JsonValue &)> &on_start = {});
+std::optional<JsonStreamResult>
+parse_json_stream(const std::string &path, FileId file, DiagnosticEngine &diags, std::string_view split_key,
+                  const std::function<bool(const JsonValue &)> &on_item, const JsonParseOptions &options = {},
+                  const std::function<bool(const JsonValue &)> &on_start = {}, const SplitRepeats *repeats = nullptr);
 
 /// Parses a registered buffer. Syntax errors, duplicate keys, invalid UTF-8 and lone
 /// surrogates are reported at their position; the result is empty when any was found.

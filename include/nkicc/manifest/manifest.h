@@ -76,6 +76,12 @@ struct Call {
   const InternalCall &internal() const { return std::get<InternalCall>(body); }
 };
 
+/// Moves each location of a call read at offset `from` to where the same bytes sit at `to`: the
+/// text is the same, so every position in it moves by the same distance (a streamed read reuses
+/// the call it checked for each later copy of its text). Every SourceLoc a Call holds is moved: a
+/// new one goes there, and in the unit test that compares the result with the copy checked.
+void move_call_locations(Call &call, std::uint32_t from, std::uint32_t to);
+
 struct KernelSource {
   std::string name;          ///< the path as written, or the inline source's `name`
   std::string path;          ///< empty for inline code
