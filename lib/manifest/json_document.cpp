@@ -584,7 +584,8 @@ private:
         return false;
     }
     if constexpr (requires { stream_.object_end(std::size_t{}); })
-      if (repeats_ && kind == JsonValue::Kind::Object && !stack_.empty() && stack_.back().split)
+      if (repeats_ && kind == JsonValue::Kind::Object && !stack_.empty() && stack_.back().split &&
+          (!repeats_->look || repeats_->look()))
         if (std::optional<std::size_t> close = stream_.object_end(repeats_->max_item_bytes)) {
           std::size_t from = stream_.Tell(); // the `{`
           std::string_view text = stream_.window().substr(from - stream_.window_base(), *close + 1 - from);

@@ -670,13 +670,24 @@ struct TextHash {
 /// The calls of a streamed read by their bytes (SplitRepeats): the checked Call of each distinct
 /// text, so that a call whose bytes repeat an earlier call's is neither parsed nor checked again
 /// (the checks of a call depend on its bytes alone, and a call that fails them ends the read).
-/// Bounded: past kMaxCalls texts or kMaxBytes of them, new texts are parsed as always.
+/// Bounded: past kMaxCalls texts or kMaxBytes of them, new texts are parsed as always. Where
+/// calls seldom repeat, few are looked at, so that a description of distinct calls pays little.
 class RepeatedCalls {
 public:
+  /// Every call while at least one in eight of those looked at repeated an earlier one (or
+  /// while few were looked at), else one in sixteen, which sees repeats if they start later.
+  bool look() {
+    ++items_;
+    return looked_ < 256 || repeats_ * 8 >= looked_ || items_ % 16 == 0;
+  }
+
   /// The id of a text checked before; else the text is kept for the add() that follows its check.
   std::optional<std::uint32_t> known(std::string_view text) {
-    if (auto it = ids_.find(text); it != ids_.end())
+    ++looked_;
+    if (auto it = ids_.find(text); it != ids_.end()) {
+      ++repeats_;
       return it->second;
+    }
     has_pending_ = calls_.size() < kMaxCalls && bytes_ + text.size() <= kMaxBytes;
     if (has_pending_)
       pending_.assign(text);
@@ -713,6 +724,7 @@ private:
   std::string pending_;
   bool has_pending_ = false;
   std::size_t bytes_ = 0;
+  std::size_t items_ = 0, looked_ = 0, repeats_ = 0;
 };
 
 } // namespace
@@ -739,6 +751,7 @@ bool read_description_once(SourceManager &sources, FileId file, const std::strin
     return on_call(*call);
   };
   SplitRepeats repeats;
+  repeats.look = [&] { return repeated.look(); };
   repeats.known = [&](std::string_view text) { return repeated.known(text); };
   std::size_t repeat_count = 0;
   repeats.repeat = [&](std::uint32_t id, std::uint32_t offset) {

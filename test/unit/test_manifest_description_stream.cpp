@@ -2,6 +2,7 @@
 #include "nkicc/manifest/manifest.h"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <unistd.h>
 
@@ -185,4 +186,39 @@ TEST_CASE("a call whose bytes repeat an earlier call's is that call again, at it
   CHECK(figures.calls == 4 + copies + 1);
   // Parsed: the first internal and external calls, and both long calls; the rest are repeats.
   CHECK(figures.repeats == figures.calls - 4);
+}
+
+TEST_CASE("a description of distinct calls is looked at less, and fully again once calls repeat", "[manifest]") {
+  // 600 distinct calls, then 1,600 copies of the first: after 256 calls without a repeat, one
+  // call in sixteen is looked at; the copies it finds bring the share of repeats back over one
+  // in eight, and from there every call is looked at.
+  auto call = [](int rows) {
+    return fmt::format(R"({{"internal": "k", "operands": [{{"shape": [{}, 8], "dtype": "float32"}}]}})", rows);
+  };
+  std::string text = R"({"nkicc": 1, "calls": [)";
+  for (int i = 0; i < 2200; ++i)
+    text += (i ? ",\n" : "") + call(i < 600 ? i + 1 : 1);
+  text += "]}";
+  TempDescription file;
+  file.write(text);
+  SourceManager sm;
+  DiagnosticEngine diags(sm);
+  std::vector<std::vector<std::uint32_t>> streamed;
+  ReadFigures figures;
+  FileId id = sm.add_lazy_file(file.path);
+  CHECK(read_description_once(
+      sm, id, file.path, {}, diags, [](Manifest &&) { return true; },
+      [&](const Call &c) {
+        streamed.push_back(placed(c));
+        return true;
+      },
+      {}, &figures));
+  CHECK(figures.calls == 2200);
+  CHECK(figures.repeats > 900);
+  CHECK(figures.repeats < 1600 - 500);
+  auto manifest = load_manifest(sm, sm.add_buffer("whole.json", text), {}, diags);
+  REQUIRE(manifest);
+  REQUIRE(manifest->calls.size() == streamed.size());
+  for (std::size_t i = 0; i < streamed.size(); ++i)
+    CHECK(streamed[i] == placed(manifest->calls[i]));
 }

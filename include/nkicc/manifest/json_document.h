@@ -106,6 +106,9 @@ struct JsonStreamResult {
 /// (parse_json_stream). A build graph calls the same few variants over and over, often with the
 /// same text: what its bytes gave the first time stands for every copy.
 struct SplitRepeats {
+  /// Whether to look at the next object item at all (finding its end costs a scan of its bytes,
+  /// which pays only when items do repeat); always when not given.
+  std::function<bool()> look;
   /// Sees the bytes of each object item of the split array before it is parsed, from its `{` to
   /// its `}`: an id when the caller holds what those bytes gave before, and then the item is not
   /// parsed (nor handed to on_item): `repeat` gets the id and the item's offset in its place.
