@@ -6,9 +6,22 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 
 namespace nkicc {
+
+std::size_t BinaryCache::KeyHash::operator()(const std::string &key) const {
+  if (key.size() < 16)
+    return std::hash<std::string>{}(key);
+  std::uint64_t tail = 0;
+  std::memcpy(&tail, key.data() + key.size() - 16, 8);
+  std::uint64_t last = 0;
+  std::memcpy(&last, key.data() + key.size() - 8, 8);
+  // Hex digits carry four bits a byte: mix both words so every bit reaches the low ones.
+  std::uint64_t h = (tail ^ (last * 0x9E3779B97F4A7C15ull)) * 0xBF58476D1CE4E5B9ull;
+  return static_cast<std::size_t>(h ^ (h >> 31));
+}
 
 const CachedKernel *BinaryCache::get(const std::string &cache_key) const {
   auto it = entries_.find(cache_key);

@@ -338,8 +338,11 @@ DriverOptions Session::driver_options() const {
   // Set only when info lines are shown: the pipeline then skips formatting a line per cache hit.
   if (spdlog::should_log(spdlog::level::info))
     options.info_log = [](const std::string &text) { spdlog::info("{}", text); };
-  options.stage_timer = [](std::string_view stage, double ms) { spdlog::debug("stage {}: {:.1f} ms", stage, ms); };
-  options.debug_log = [](const std::string &text) { spdlog::debug("{}", text); };
+  // Likewise for debug lines (-vv): without them nothing is timed.
+  if (spdlog::should_log(spdlog::level::debug)) {
+    options.stage_timer = [](std::string_view stage, double ms) { spdlog::debug("stage {}: {:.1f} ms", stage, ms); };
+    options.debug_log = [](const std::string &text) { spdlog::debug("{}", text); };
+  }
   // `print()` in a kernel is the kernel author's debugging aid: it goes to the log.
   options.print_handler = [](const std::string &text) { spdlog::info("print: {}", text); };
   return options;

@@ -57,7 +57,13 @@ private:
     PyConstant key_components; ///< _cache_key_components
     std::uint64_t usage = 0;   ///< _cache_usage_counts
   };
-  std::unordered_map<std::string, Entry> entries_; ///< nodes: an entry's address never changes
+  /// A key is the hex SHA-256 of its components: its last sixteen digits are as good a hash as
+  /// any, and cost a load instead of a pass over 64 bytes.
+  struct KeyHash {
+    std::size_t operator()(const std::string &key) const;
+  };
+  using Entries = std::unordered_map<std::string, Entry, KeyHash>;
+  Entries entries_; ///< nodes: an entry's address never changes
   std::vector<std::string> order_;
 };
 
