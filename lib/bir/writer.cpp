@@ -2,8 +2,11 @@
 
 #include "bir/schema.h"
 #include "nkicc/cache/py_repr.h"
+#include "nkicc/support/prefault.h"
 
 #include <array>
+#include <optional>
+#include <utility>
 #include <unordered_map>
 
 namespace nkicc::bir {
@@ -450,6 +453,25 @@ private:
 };
 
 /// The finished bytes, in the builder's own buffer.
+/// A kernel's builder, which can say where its buffer lies: a large kernel's pages are faulted in
+/// on another thread while it is written (BackwardPrefaulter).
+class BufferBuilder : public Builder {
+public:
+  using Builder::Builder;
+  /// The buffer the builder writes into, from its end down; empty before the first write.
+  std::pair<unsigned char *, unsigned char *> reserved() const {
+    if (!buf_.capacity() || !buf_.data())
+      return {nullptr, nullptr};
+    unsigned char *end = buf_.data() + buf_.size();
+    return {end - buf_.capacity(), end};
+  }
+};
+
+/// Kernels whose builder reserves this much or more are faulted in ahead of the writer.
+constexpr std::size_t kPrefaultFrom = std::size_t{8} << 20;
+/// How far ahead: two huge pages.
+constexpr std::size_t kPrefaultLead = std::size_t{4} << 20;
+
 OwnedBytes release(Builder &fbb) {
   auto buffer = std::make_shared<flatbuffers::DetachedBuffer>(fbb.Release());
   std::string_view bytes(reinterpret_cast<const char *>(buffer->data()), buffer->size());
@@ -465,9 +487,24 @@ std::string write_kernel(const ir::Function &fn, std::string_view target_name, c
 
 OwnedBytes write_kernel_blob(const ir::Function &fn, std::string_view target_name, const SourceManager &sources,
                              std::span<const std::int64_t> grid) {
-  Builder fbb(1024 + 256 * fn.instructions.size());
+  BufferBuilder fbb(1024 + 256 * fn.instructions.size());
   fbb.ForceDefaults(false);
   auto name = fbb.CreateString(fn.name);
+  // The builder's buffer exists from its first write on.
+  std::optional<BackwardPrefaulter> prefault;
+  auto reserved = fbb.reserved();
+  if (reserved.first && static_cast<std::size_t>(reserved.second - reserved.first) >= kPrefaultFrom)
+    prefault.emplace(reserved.first, reserved.second, kPrefaultLead);
+  // Tells the prefaulter how far the builder got, every few thousand items; stops it if the
+  // buffer grew (moved) after all.
+  auto progress = [&](std::size_t i) {
+    if (!prefault || i % 4096 != 0)
+      return;
+    if (fbb.reserved() != reserved)
+      prefault->stop();
+    else
+      prefault->advance(fbb.GetSize());
+  };
   auto target = fbb.CreateString(target_name.data(), target_name.size());
   auto inputs = string_vector(fbb, fn.input_names);
   auto outputs = string_vector(fbb, fn.output_names);
@@ -481,13 +518,16 @@ OwnedBytes write_kernel_blob(const ir::Function &fn, std::string_view target_nam
         t.role == ir::TensorRole::Constant ? fn.constant_data(static_cast<ir::TensorId>(i)) : nullptr;
     ir::TensorId view_of = roots.empty() || roots[i] == i ? ir::kNoTensor : roots[i];
     tensors.push_back(write_tensor(fbb, shapes, t, data, view_of, sources));
+    progress(i);
   }
   auto tensors_offset = fbb.CreateVector(tensors);
   std::vector<flatbuffers::Offset<Instruction>> instructions;
   instructions.reserve(fn.instructions.size());
   InstructionWriter writer(fbb, fn, sources);
-  for (const ir::Instruction &inst : fn.instructions)
+  for (const ir::Instruction &inst : fn.instructions) {
     instructions.push_back(writer.write(inst));
+    progress(instructions.size());
+  }
   auto instructions_offset = fbb.CreateVector(instructions);
   // A kernel without a grid leaves the field out, so its bytes are what they were before grids were recorded.
   flatbuffers::Offset<flatbuffers::Vector<std::int64_t>> grid_offset;

@@ -170,6 +170,8 @@ public:
   bool finish_tracing() {
     if (options_.stage_timer && binary_cache_.cache_hits + binary_cache_.cache_misses)
       options_.stage_timer("binary cache keys", std::chrono::duration<double, std::milli>(key_time_).count());
+    if (options_.stage_timer && bir_time_.count())
+      options_.stage_timer("BIR kernels", std::chrono::duration<double, std::milli>(bir_time_).count());
     if (!key_seconds_.empty() && options_.cache.log) {
       // CPU time of this thread, not wall time: the figures a benchmark compares (one hit
       // against one key) must not depend on what else the machine runs.
@@ -532,16 +534,25 @@ private:
 
   /// The BIR kernel of a trace, when the output carries BIR (`--emit=bir|bir-text|hlo|
   /// stablehlo`); the IR text and the statistics never read it, so those runs skip writing it.
-  OwnedBytes compile_bir(const ir::Function &fn, std::span<const std::int64_t> grid = {}) const {
+  OwnedBytes compile_bir(const ir::Function &fn, std::span<const std::int64_t> grid = {}) {
+    // Timed for -vv (the share of a run that writing BIR takes, from one run).
+    auto write = [&] {
+      if (!options_.stage_timer)
+        return bir::write_kernel_blob(fn, target_.info->name, sources_, grid);
+      auto start = std::chrono::steady_clock::now();
+      OwnedBytes blob = bir::write_kernel_blob(fn, target_.info->name, sources_, grid);
+      bir_time_ += std::chrono::steady_clock::now() - start;
+      return blob;
+    };
     // A persistent entry holds the BIR kernel whatever this run emits.
     if (persistent_)
-      return bir::write_kernel_blob(fn, target_.info->name, sources_, grid);
+      return write();
     switch (options_.emit) {
     case EmitKind::Bir:
     case EmitKind::BirText:
     case EmitKind::Hlo:
     case EmitKind::StableHlo:
-      return bir::write_kernel_blob(fn, target_.info->name, sources_, grid);
+      return write();
     case EmitKind::Manifest:
     case EmitKind::Ast:
     case EmitKind::Ir:
@@ -751,6 +762,7 @@ private:
   std::vector<Call> kept_;              ///< a streamed description's calls the output shows
   bool keep_calls_;
   std::chrono::steady_clock::duration key_time_{}; ///< computing binary-cache keys, for -vv
+  std::chrono::steady_clock::duration bir_time_{}; ///< writing BIR kernels (within the trace stage), for -vv
 };
 
 /// A text output: written into options.text_output as it is produced when the caller streams,
