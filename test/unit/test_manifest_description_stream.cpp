@@ -134,6 +134,38 @@ std::vector<std::uint32_t> placed(const Call &call) {
   return out;
 }
 
+/// Reads `text` in one pass and checks that every call it hands over is the call the whole read
+/// checks at the same place (its index, its locations, its kernel's name); the read's figures.
+ReadFigures read_once_as_whole(const std::string &text) {
+  TempDescription file;
+  file.write(text);
+  SourceManager sm;
+  DiagnosticEngine diags(sm);
+  std::vector<std::vector<std::uint32_t>> streamed;
+  std::vector<std::string> kernel_names;
+  auto kernel_name = [](const Call &c) { return c.is_external() ? c.external().kernel : c.internal().kernel_name; };
+  ReadFigures figures;
+  FileId id = sm.add_lazy_file(file.path);
+  CHECK(read_description_once(
+      sm, id, file.path, {}, diags, [](Manifest &&) { return true; },
+      [&](const Call &c) {
+        streamed.push_back(placed(c));
+        kernel_names.push_back(kernel_name(c));
+        return true;
+      },
+      [](std::string) { return true; }, &figures));
+  CHECK(diags.diagnostics().empty());
+  auto manifest = load_manifest(sm, sm.add_buffer("whole.json", text), {}, diags);
+  REQUIRE(manifest);
+  REQUIRE(manifest->calls.size() == streamed.size());
+  for (std::size_t i = 0; i < streamed.size(); ++i) {
+    INFO("call " << i);
+    CHECK(streamed[i] == placed(manifest->calls[i]));
+    CHECK(kernel_names[i] == kernel_name(manifest->calls[i]));
+  }
+  return figures;
+}
+
 } // namespace
 
 TEST_CASE("a call whose bytes repeat an earlier call's is that call again, at its own place", "[manifest]") {
@@ -153,36 +185,7 @@ TEST_CASE("a call whose bytes repeat an earlier call's is that call again, at it
   for (int i = 0; i < 300; ++i, ++copies)
     text += (i % 3 ? ", " : ",\n    ") + (i % 2 ? internal : external);
   text += ",\n" + long_call + "\n], \"name\": \"m\"}\n";
-  TempDescription file;
-  file.write(text);
-
-  SourceManager sm;
-  DiagnosticEngine diags(sm);
-  std::vector<std::vector<std::uint32_t>> streamed;
-  std::vector<std::string> kernel_names;
-  ReadFigures figures;
-  FileId id = sm.add_lazy_file(file.path);
-  CHECK(read_description_once(
-      sm, id, file.path, {}, diags, [](Manifest &&) { return true; },
-      [&](const Call &c) {
-        streamed.push_back(placed(c));
-        kernel_names.push_back(c.is_external() ? c.external().kernel : c.internal().kernel_name);
-        return true;
-      },
-      [](std::string) { return true; }, &figures));
-  CHECK(diags.diagnostics().empty());
-
-  // The whole read checks every call where it is.
-  FileId whole = sm.add_buffer("whole.json", text);
-  auto manifest = load_manifest(sm, whole, {}, diags);
-  REQUIRE(manifest);
-  REQUIRE(manifest->calls.size() == streamed.size());
-  for (std::size_t i = 0; i < streamed.size(); ++i) {
-    INFO("call " << i);
-    CHECK(streamed[i] == placed(manifest->calls[i]));
-    const Call &c = manifest->calls[i];
-    CHECK(kernel_names[i] == (c.is_external() ? c.external().kernel : c.internal().kernel_name));
-  }
+  ReadFigures figures = read_once_as_whole(text);
   CHECK(figures.calls == 4 + copies + 1);
   // Parsed: the first internal and external calls, and both long calls; the rest are repeats.
   CHECK(figures.repeats == figures.calls - 4);
@@ -199,26 +202,8 @@ TEST_CASE("a description of distinct calls is looked at less, and fully again on
   for (int i = 0; i < 2200; ++i)
     text += (i ? ",\n" : "") + call(i < 600 ? i + 1 : 1);
   text += "]}";
-  TempDescription file;
-  file.write(text);
-  SourceManager sm;
-  DiagnosticEngine diags(sm);
-  std::vector<std::vector<std::uint32_t>> streamed;
-  ReadFigures figures;
-  FileId id = sm.add_lazy_file(file.path);
-  CHECK(read_description_once(
-      sm, id, file.path, {}, diags, [](Manifest &&) { return true; },
-      [&](const Call &c) {
-        streamed.push_back(placed(c));
-        return true;
-      },
-      {}, &figures));
+  ReadFigures figures = read_once_as_whole(text);
   CHECK(figures.calls == 2200);
   CHECK(figures.repeats > 900);
   CHECK(figures.repeats < 1600 - 500);
-  auto manifest = load_manifest(sm, sm.add_buffer("whole.json", text), {}, diags);
-  REQUIRE(manifest);
-  REQUIRE(manifest->calls.size() == streamed.size());
-  for (std::size_t i = 0; i < streamed.size(); ++i)
-    CHECK(streamed[i] == placed(manifest->calls[i]));
 }
