@@ -161,9 +161,12 @@ std::optional<std::optional<DriverOutput>> stream_key(const DriverOptions &optio
   StageTimer timer(options, "key (second pass)");
   auto out = emit_text(options, {}, [&](TextSink &sink) {
     KeyWriter writer(options, diags, d->target, pipeline, sink);
-    if (!stream_calls(sources, d->file, options.input, d->load_options, d->scan, diags,
-                      [&](const Call &call) { writer.write(call); }))
+    ReadFigures figures;
+    if (!stream_calls(
+            sources, d->file, options.input, d->load_options, d->scan, diags,
+            [&](const Call &call) { writer.write(call); }, &figures))
       return false;
+    note_read(options, "the second pass", figures);
     writer.finish();
     return true;
   });

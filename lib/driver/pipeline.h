@@ -813,6 +813,9 @@ bool streamable(const DriverOptions &options);
 /// description another way.
 std::optional<std::optional<DriverOutput>> read_whole(DiagnosticEngine &diags, const DiagnosticEngine::Mark &mark);
 
+/// The -vv line of a streamed read: how many calls `pass` read, and how many were repeats.
+void note_read(const DriverOptions &options, std::string_view pass, const ReadFigures &figures);
+
 /// How a streamed read resolves the description's relative paths and names its module.
 ManifestLoadOptions streamed_load_options(const std::string &input);
 

@@ -24,6 +24,13 @@ std::optional<std::optional<DriverOutput>> read_whole(DiagnosticEngine &diags, c
   return std::nullopt;
 }
 
+void note_read(const DriverOptions &options, std::string_view pass, const ReadFigures &figures) {
+  if (options.debug_log)
+    options.debug_log(fmt::format("{} calls read in {}, {} of them repeats of an earlier call's bytes (not parsed or "
+                                  "checked again)",
+                                  figures.calls, pass, figures.repeats));
+}
+
 ManifestLoadOptions streamed_load_options(const std::string &input) {
   ManifestLoadOptions load_options;
   load_options.base_dir = parent_dir(input);
@@ -64,10 +71,7 @@ bool OnePass::read(const char *stage, const std::function<bool(Pipeline &)> &rea
   if (!read_description_once(sources_, file, run_options_.input, streamed_load_options(run_options_.input), diags_,
                              on_header, on_call, on_trailing_name, &figures))
     return false;
-  if (run_options_.debug_log)
-    run_options_.debug_log(fmt::format("{} calls read in one pass, {} of them repeats of an earlier call's bytes "
-                                       "(not parsed or checked again)",
-                                       figures.calls, figures.repeats));
+  note_read(run_options_, "one pass", figures);
   return true;
 }
 
@@ -171,11 +175,14 @@ std::optional<std::optional<DriverOutput>> stream_trace(const DriverOptions &opt
     if (!pipeline.load_registry(d->internals()))
       return read_whole(diags, mark);
     // From here on the run is this one: module-level code runs, calls are traced.
+    ReadFigures figures;
     if (!pipeline.load_modules() ||
-        !stream_calls(sources, d->file, options.input, d->load_options, d->scan, diags,
-                      [&](const Call &call) { pipeline.trace_call(call); }) ||
+        !stream_calls(
+            sources, d->file, options.input, d->load_options, d->scan, diags,
+            [&](const Call &call) { pipeline.trace_call(call); }, &figures) ||
         !pipeline.finish_tracing())
       return std::optional<DriverOutput>{};
+    note_read(options, "the second pass", figures);
   }
   return emit_traced(options, diags, header, pipeline, persistent.get(), files_traced(header, sources, pipeline));
 }

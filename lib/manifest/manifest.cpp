@@ -577,61 +577,6 @@ void note_name(std::vector<std::string> &names, const std::string &name) {
 
 } // namespace
 
-std::optional<DescriptionScan> scan_description(SourceManager &sources, FileId file, const std::string &path,
-                                                const ManifestLoadOptions &options, DiagnosticEngine &diags) {
-  DescriptionScan scan;
-  ManifestChecker calls(sources, diags, options, true);
-  bool ok = true;
-  std::function<bool(const JsonValue &)> on_item = [&](const JsonValue &item) {
-    std::optional<Call> call = calls.check_call(item, scan.call_count++);
-    if (!call)
-      return ok = false;
-    if (call->is_external())
-      note_name(scan.kernels, call->external().kernel);
-    else
-      note_name(scan.internals, call->internal().internal);
-    return true;
-  };
-  auto parsed = parse_json_stream(path, file, diags, "calls", on_item);
-  if (!parsed || !ok)
-    return std::nullopt;
-  auto header = ManifestChecker(sources, diags, options, true).check(parsed->document.root(), file);
-  if (!header)
-    return std::nullopt;
-  scan.header = std::move(*header);
-  scan.digest = parsed->digest;
-  scan.size = parsed->size;
-  return scan;
-}
-
-bool stream_calls(SourceManager &sources, FileId file, const std::string &path, const ManifestLoadOptions &options,
-                  const DescriptionScan &scan, DiagnosticEngine &diags,
-                  const std::function<void(const Call &)> &on_call) {
-  // The checks passed on these bytes once; a call that fails them now, or bytes that hash
-  // otherwise, mean the file changed under nkicc: what the first pass decided no longer holds.
-  DiagnosticEngine::Mark mark = diags.mark();
-  ManifestChecker calls(sources, diags, options, true);
-  std::size_t index = 0;
-  bool same = true;
-  std::function<bool(const JsonValue &)> on_item = [&](const JsonValue &item) {
-    std::optional<Call> call = index < scan.call_count ? calls.check_call(item, index) : std::nullopt;
-    ++index;
-    if (!call)
-      return same = false;
-    on_call(*call);
-    return true;
-  };
-  JsonParseOptions parse_options;
-  parse_options.validate_utf8 = false; // the first pass did, and the digest says the bytes are the same
-  auto parsed = parse_json_stream(path, file, diags, "calls", on_item, parse_options);
-  if (!parsed || !same || index != scan.call_count || parsed->digest != scan.digest || parsed->size != scan.size) {
-    diags.rollback(mark);
-    diags.io_error(path, "the kernel description changed while nkicc was reading it; run nkicc again");
-    return false;
-  }
-  return true;
-}
-
 void move_call_locations(Call &call, std::uint32_t from, std::uint32_t to) {
   auto move = [&](SourceLoc &loc) {
     if (loc.valid())
@@ -727,44 +672,114 @@ private:
   std::size_t items_ = 0, looked_ = 0, repeats_ = 0;
 };
 
+/// The items of `calls` as a streamed read hands them over (parse_json_stream's on_item and
+/// repeats): each checked into a Call, or, when its bytes repeat an earlier call's, that call
+/// again, and given to `on_call` in order.
+class CallStream {
+public:
+  CallStream(SourceManager &sources, DiagnosticEngine &diags, const ManifestLoadOptions &options,
+             std::function<bool(const Call &)> on_call)
+      : checker_(sources, diags, options, true), on_call_(std::move(on_call)) {
+    on_item = [this](const JsonValue &item) {
+      std::optional<Call> call = checker_.check_call(item, index_++);
+      if (!call)
+        return false;
+      repeated_.add(*call);
+      return on_call_(*call);
+    };
+    repeats.look = [this] { return repeated_.look(); };
+    repeats.known = [this](std::string_view text) { return repeated_.known(text); };
+    repeats.repeat = [this](std::uint32_t id, std::uint32_t offset) {
+      ++repeat_count_;
+      return on_call_(repeated_.repeat(id, offset, index_++));
+    };
+  }
+  CallStream(const CallStream &) = delete;
+  CallStream &operator=(const CallStream &) = delete;
+
+  std::function<bool(const JsonValue &)> on_item;
+  SplitRepeats repeats;
+  /// The calls handed over so far, and how many of them were repeats.
+  ReadFigures figures() const { return {index_, repeat_count_}; }
+
+private:
+  ManifestChecker checker_;
+  std::function<bool(const Call &)> on_call_;
+  RepeatedCalls repeated_;
+  std::size_t index_ = 0, repeat_count_ = 0;
+};
+
 } // namespace
+
+std::optional<DescriptionScan> scan_description(SourceManager &sources, FileId file, const std::string &path,
+                                                const ManifestLoadOptions &options, DiagnosticEngine &diags) {
+  DescriptionScan scan;
+  CallStream calls(sources, diags, options, [&](const Call &call) {
+    if (call.is_external())
+      note_name(scan.kernels, call.external().kernel);
+    else
+      note_name(scan.internals, call.internal().internal);
+    return true;
+  });
+  auto parsed = parse_json_stream(path, file, diags, "calls", calls.on_item, {}, {}, &calls.repeats);
+  if (!parsed)
+    return std::nullopt;
+  scan.call_count = calls.figures().calls;
+  auto header = ManifestChecker(sources, diags, options, true).check(parsed->document.root(), file);
+  if (!header)
+    return std::nullopt;
+  scan.header = std::move(*header);
+  scan.digest = parsed->digest;
+  scan.size = parsed->size;
+  return scan;
+}
+
+bool stream_calls(SourceManager &sources, FileId file, const std::string &path, const ManifestLoadOptions &options,
+                  const DescriptionScan &scan, DiagnosticEngine &diags,
+                  const std::function<void(const Call &)> &on_call, ReadFigures *figures) {
+  // The checks passed on these bytes once; a call that fails them now, or bytes that hash
+  // otherwise, mean the file changed under nkicc: what the first pass decided no longer holds.
+  DiagnosticEngine::Mark mark = diags.mark();
+  bool same = true;
+  CallStream calls(sources, diags, options, [&](const Call &call) {
+    if (call.index >= scan.call_count)
+      return same = false;
+    on_call(call);
+    return true;
+  });
+  JsonParseOptions parse_options;
+  parse_options.validate_utf8 = false; // the first pass did, and the digest says the bytes are the same
+  auto parsed = parse_json_stream(path, file, diags, "calls", calls.on_item, parse_options, {}, &calls.repeats);
+  if (!parsed || !same || calls.figures().calls != scan.call_count || parsed->digest != scan.digest ||
+      parsed->size != scan.size) {
+    diags.rollback(mark);
+    diags.io_error(path, "the kernel description changed while nkicc was reading it; run nkicc again");
+    return false;
+  }
+  if (figures)
+    *figures = calls.figures();
+  return true;
+}
 
 bool read_description_once(SourceManager &sources, FileId file, const std::string &path,
                            const ManifestLoadOptions &options, DiagnosticEngine &diags,
                            const std::function<bool(Manifest &&)> &on_header,
                            const std::function<bool(const Call &)> &on_call,
                            const std::function<bool(std::string)> &on_trailing_name, ReadFigures *figures) {
-  ManifestChecker calls(sources, diags, options, true);
-  std::size_t index = 0;
+  CallStream calls(sources, diags, options, on_call);
   bool started = false;
   std::function<bool(const JsonValue &)> on_start = [&](const JsonValue &root) {
     auto header = ManifestChecker(sources, diags, options, true).check(root, file);
     started = header && on_header(std::move(*header));
     return started;
   };
-  RepeatedCalls repeated;
-  std::function<bool(const JsonValue &)> on_item = [&](const JsonValue &item) {
-    std::optional<Call> call = calls.check_call(item, index++);
-    if (!call)
-      return false;
-    repeated.add(*call);
-    return on_call(*call);
-  };
-  SplitRepeats repeats;
-  repeats.look = [&] { return repeated.look(); };
-  repeats.known = [&](std::string_view text) { return repeated.known(text); };
-  std::size_t repeat_count = 0;
-  repeats.repeat = [&](std::uint32_t id, std::uint32_t offset) {
-    ++repeat_count;
-    return on_call(repeated.repeat(id, offset, index++));
-  };
   if (figures)
     *figures = {};
-  auto parsed = parse_json_stream(path, file, diags, "calls", on_item, {}, on_start, &repeats);
+  auto parsed = parse_json_stream(path, file, diags, "calls", calls.on_item, {}, on_start, &calls.repeats);
   if (!parsed || !started)
     return false;
   if (figures)
-    *figures = {index, repeat_count};
+    *figures = calls.figures();
   if (parsed->split_last)
     return true;
   // Members after `calls`: the calls were read with the header as it stood when they started,

@@ -207,3 +207,35 @@ TEST_CASE("a description of distinct calls is looked at less, and fully again on
   CHECK(figures.repeats > 900);
   CHECK(figures.repeats < 1600 - 500);
 }
+
+TEST_CASE("the two-pass read hands over repeated calls at their own places too", "[manifest]") {
+  const std::string a =
+      R"({"internal": "k", "kernel_name": "x\"}", "operands": [{"shape": [8, 8], "dtype": "float32"}]})";
+  const std::string b = R"({"kernel": "f", "args": [{"shape": [4, 4], "dtype": "bfloat16"}], "grid": [2]})";
+  std::string text = R"({"nkicc": 1, "calls": [)" + a;
+  for (int i = 0; i < 40; ++i)
+    text += (i % 4 ? ", " : ",\n  ") + (i % 3 ? a : b);
+  text += "]}";
+  TempDescription file;
+  file.write(text);
+  SourceManager sm;
+  DiagnosticEngine diags(sm);
+  FileId id = sm.add_lazy_file(file.path);
+  auto scan = scan_description(sm, id, file.path, {}, diags);
+  REQUIRE(scan);
+  CHECK(scan->call_count == 41);
+  CHECK(scan->kernels == std::vector<std::string>{"f"});
+  CHECK(scan->internals == std::vector<std::string>{"k"});
+  std::vector<std::vector<std::uint32_t>> streamed;
+  ReadFigures figures;
+  CHECK(stream_calls(
+      sm, id, file.path, {}, *scan, diags, [&](const Call &c) { streamed.push_back(placed(c)); }, &figures));
+  CHECK(figures.calls == 41);
+  CHECK(figures.repeats == 39);
+  auto manifest = load_manifest(sm, sm.add_buffer("whole.json", text), {}, diags);
+  REQUIRE(manifest);
+  REQUIRE(manifest->calls.size() == streamed.size());
+  for (std::size_t i = 0; i < streamed.size(); ++i)
+    CHECK(streamed[i] == placed(manifest->calls[i]));
+  CHECK(diags.diagnostics().empty());
+}

@@ -37,11 +37,19 @@ struct DescriptionScan {
 std::optional<DescriptionScan> scan_description(SourceManager &sources, FileId file, const std::string &path,
                                                 const ManifestLoadOptions &options, DiagnosticEngine &diags);
 
-/// Pass 2: each call, checked again, handed to `on_call` in order, then let go. False, with one
-/// located error, when the file is no longer what pass 1 read.
+/// What a streamed read saw, for -vv.
+struct ReadFigures {
+  std::size_t calls = 0;
+  /// Calls whose bytes repeat an earlier call's: not parsed or checked again (SplitRepeats).
+  std::size_t repeats = 0;
+};
+
+/// Pass 2: each call, checked again (or, when its bytes repeat an earlier call's, that call
+/// again), handed to `on_call` in order, then let go. False, with one located error, when the
+/// file is no longer what pass 1 read.
 bool stream_calls(SourceManager &sources, FileId file, const std::string &path, const ManifestLoadOptions &options,
                   const DescriptionScan &scan, DiagnosticEngine &diags,
-                  const std::function<void(const Call &)> &on_call);
+                  const std::function<void(const Call &)> &on_call, ReadFigures *figures = nullptr);
 
 /// The whole read in one pass, for a run that can start over (nothing it did is visible before it
 /// ends): `on_header` gets the description without its calls when its calls start (the members
@@ -50,13 +58,6 @@ bool stream_calls(SourceManager &sources, FileId file, const std::string &path, 
 /// depend on it). False when the description cannot be read so: a check failed, a
 /// callback returned false, there were no calls, or another member followed them (the header
 /// the calls were read with was not whole). The caller then rolls back and reads it in two passes.
-/// What a one-pass read saw, for -vv.
-struct ReadFigures {
-  std::size_t calls = 0;
-  /// Calls whose bytes repeat an earlier call's: not parsed or checked again (SplitRepeats).
-  std::size_t repeats = 0;
-};
-
 bool read_description_once(SourceManager &sources, FileId file, const std::string &path,
                            const ManifestLoadOptions &options, DiagnosticEngine &diags,
                            const std::function<bool(Manifest &&)> &on_header,
