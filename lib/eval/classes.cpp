@@ -762,8 +762,13 @@ private:
 std::unique_ptr<trace::Iterator> InstanceObject::iterate(Interpreter &in) {
   Value self = Value::object(Ref<InstanceObject>(this));
   if (std::optional<Value> it = call_dunder(in, "__iter__", {})) {
-    if (auto *inst = it->as<InstanceObject>(); inst && inst->cls->lookup("__next__"))
+    if (auto *inst = it->as<InstanceObject>()) {
+      // What __iter__ returns is iterated by its __next__, never iterated again: an __iter__
+      // that returns self without a __next__ would otherwise recurse until the stack ran out.
+      if (!inst->cls->lookup("__next__"))
+        raise_python("TypeError", "iter() returned non-iterator of type '" + inst->cls->name + "'");
       return std::make_unique<NextIterator>(in, *it);
+    }
     return in.iterate(*it);
   }
   if (!native.is_none())
