@@ -452,7 +452,6 @@ private:
   std::array<LastOperand, 1024> last_operands_{};
 };
 
-/// The finished bytes, in the builder's own buffer.
 /// A kernel's builder, which can say where its buffer lies: a large kernel's pages are faulted in
 /// on another thread while it is written (BackwardPrefaulter).
 class BufferBuilder : public Builder {
@@ -472,6 +471,7 @@ constexpr std::size_t kPrefaultFrom = std::size_t{8} << 20;
 /// How far ahead: two huge pages.
 constexpr std::size_t kPrefaultLead = std::size_t{4} << 20;
 
+/// The finished bytes, in the builder's own buffer.
 OwnedBytes release(Builder &fbb) {
   auto buffer = std::make_shared<flatbuffers::DetachedBuffer>(fbb.Release());
   std::string_view bytes(reinterpret_cast<const char *>(buffer->data()), buffer->size());

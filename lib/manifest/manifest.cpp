@@ -773,8 +773,6 @@ bool read_description_once(SourceManager &sources, FileId file, const std::strin
     started = header && on_header(std::move(*header));
     return started;
   };
-  if (figures)
-    *figures = {};
   auto parsed = parse_json_stream(path, file, diags, "calls", calls.on_item, {}, on_start, &calls.repeats);
   if (!parsed || !started)
     return false;

@@ -58,6 +58,7 @@ bool stream_calls(SourceManager &sources, FileId file, const std::string &path, 
 /// depend on it). False when the description cannot be read so: a check failed, a
 /// callback returned false, there were no calls, or another member followed them (the header
 /// the calls were read with was not whole). The caller then rolls back and reads it in two passes.
+/// `figures`, when given, is set once the calls are read (repeats are calls, not parsed again).
 bool read_description_once(SourceManager &sources, FileId file, const std::string &path,
                            const ManifestLoadOptions &options, DiagnosticEngine &diags,
                            const std::function<bool(Manifest &&)> &on_header,
