@@ -1,9 +1,8 @@
 #include "nkicc/cache/cache_entry.h"
 
 #include "nkicc/cache/persistent_key.h"
+#include "nkicc/support/xxh3.h"
 #include "nkicc/version.h"
-
-#include <xxhash.h>
 
 #include <bit>
 #include <cstring>
@@ -211,10 +210,15 @@ private:
   std::size_t pos_ = 0;
 };
 
+/// XXH3-128 in its canonical form: high then low half, each big-endian.
 std::string checksum(std::string_view bytes) {
-  XXH128_canonical_t canonical;
-  XXH128_canonicalFromHash(&canonical, XXH3_128bits(bytes.data(), bytes.size()));
-  return std::string(reinterpret_cast<const char *>(canonical.digest), sizeof canonical.digest);
+  Xxh3Hash128 h = xxh3_128(bytes.data(), bytes.size());
+  std::string out(kChecksumBytes, '\0');
+  for (int i = 0; i < 8; ++i) {
+    out[static_cast<std::size_t>(i)] = static_cast<char>(h.high64 >> (56 - 8 * i));
+    out[static_cast<std::size_t>(8 + i)] = static_cast<char>(h.low64 >> (56 - 8 * i));
+  }
+  return out;
 }
 
 /// The header up to the payload; false when it is malformed.
