@@ -184,6 +184,7 @@ void FileModuleLoader::add_source(std::string path, const python::Module &module
   if (f.name.empty())
     f.name = file_stem(path);
   listed_.push_back(canon);
+  missing_.clear(); // (a search that found nothing may find this file now)
   if (on_disk) {
     // A listed source's folder and package root may be read by its imports.
     roots_.push_back(canonical(parent_dir(path)));
@@ -212,9 +213,13 @@ void FileModuleLoader::add_entry_files(const std::vector<EntryFile> &files) {
       f.text = e.text;
     }
     for (const std::string &d : search)
-      if (std::find(f.search.begin(), f.search.end(), d) == f.search.end())
+      if (std::find(f.search.begin(), f.search.end(), d) == f.search.end()) {
         f.search.push_back(d);
+        f.import_dirs.reset();
+      }
   }
+  // New files and folders: a search that found nothing before may find something now.
+  missing_.clear();
 }
 
 std::shared_ptr<ModuleObject> FileModuleLoader::run_entry_file(Interpreter &interp, const std::string &path,
@@ -297,16 +302,31 @@ std::shared_ptr<ModuleObject> FileModuleLoader::load(Interpreter &interp, std::s
         dirs.push_back(d);
     };
     if (importer)
-      for (const auto &[canon, f] : files_)
+      for (auto &[canon, f] : files_)
         if (f.module.get() == importer) {
-          add(parent_dir(f.path));
-          // A registry entry's file imports from its entry's folders, not by the layout on disk.
-          if (f.search.empty())
-            add(name_and_root(f.path).second);
-          for (const std::string &d : f.search)
+          // Worked out from the disk once per file: its imports may run in a loop.
+          if (!f.import_dirs) {
+            std::vector<std::string> own{parent_dir(f.path)};
+            // A registry entry's file imports from its entry's folders, not by the layout on disk.
+            if (f.search.empty())
+              own.push_back(name_and_root(f.path).second);
+            own.insert(own.end(), f.search.begin(), f.search.end());
+            f.import_dirs = std::move(own);
+          }
+          for (const std::string &d : *f.import_dirs)
             add(d);
         }
     add(base_dir_);
+  }
+  // A module not found in these folders is not looked for there again in this run (a kernel
+  // that imports it in a loop would search the disk on every pass); nor is the disk looked at
+  // again for one found, which import_module keeps.
+  std::string missing_key(part);
+  for (const std::string &d : dirs)
+    (missing_key += '\0') += d;
+  if (auto it = missing_.find(missing_key); it != missing_.end()) {
+    searched_[std::string(name)] = it->second;
+    return nullptr;
   }
   std::vector<std::string> notes, namespace_dirs;
   File *f = find(part, dirs, notes, namespace_dirs);
@@ -324,7 +344,9 @@ std::shared_ptr<ModuleObject> FileModuleLoader::load(Interpreter &interp, std::s
     return m;
   }
   if (!f) {
-    searched_[std::string(name)] = describe_search(part, dirs, notes);
+    auto described = std::make_shared<const std::string>(describe_search(part, dirs, notes));
+    searched_[std::string(name)] = described;
+    missing_.emplace(std::move(missing_key), std::move(described));
     return nullptr;
   }
   if (f->module) {
@@ -362,10 +384,10 @@ std::shared_ptr<ModuleObject> FileModuleLoader::run(Interpreter &interp, File &f
   Scope &g = m->globals();
   g.set("__name__", Value::str(file.name));
   g.set("__file__", Value::str(file.path));
-  std::string package = file.package ? file.name
-                                     : (file.name.rfind('.') == std::string::npos
-                                            ? std::string()
-                                            : file.name.substr(0, file.name.rfind('.')));
+  std::string package =
+      file.package
+          ? file.name
+          : (file.name.rfind('.') == std::string::npos ? std::string() : file.name.substr(0, file.name.rfind('.')));
   g.set("__package__", Value::str(package));
   if (file.package) {
     std::string dir = parent_dir(file.path);
@@ -391,14 +413,14 @@ std::shared_ptr<ModuleObject> FileModuleLoader::run(Interpreter &interp, File &f
   return m;
 }
 
-std::string FileModuleLoader::searched(std::string_view name) const {
+std::shared_ptr<const std::string> FileModuleLoader::searched(std::string_view name) const {
   // The search of the longest prefix that failed (`a` for `a.b.c`).
   for (std::string_view n = name;;) {
     if (auto it = searched_.find(n); it != searched_.end())
       return it->second;
     std::size_t dot = n.rfind('.');
     if (dot == std::string_view::npos)
-      return "";
+      return nullptr;
     n = n.substr(0, dot);
   }
 }
@@ -441,11 +463,12 @@ std::shared_ptr<Object> Interpreter::import_module(std::string_view dotted_name,
     if (dot != std::string::npos)
       parent = import_module(std::string_view(name).substr(0, dot));
     std::shared_ptr<Object> m;
-    if (name == "math")
+    bool builtin = !not_builtin_.contains(name);
+    if (builtin && name == "math")
       m = math_;
-    if (!m && resolver_)
+    if (builtin && !m && resolver_)
       m = resolver_(*this, name);
-    if (!m) {
+    if (builtin && !m) {
       m = pylib::make_stdlib_module(*this, name);
       // eval's class-based modules (dataclasses, enum, typing) and class-based names of
       // pylib's (collections.namedtuple) join them.
@@ -457,6 +480,8 @@ std::shared_ptr<Object> Interpreter::import_module(std::string_view dotted_name,
       } else if (!m) {
         m = classes;
       }
+      if (!m)
+        not_builtin_.insert(name);
     }
     auto *parent_module = dynamic_cast<ModuleObject *>(parent.get());
     if (!m && loader_ && (dot == std::string::npos || parent_module))
@@ -476,9 +501,12 @@ std::shared_ptr<Object> Interpreter::import_module(std::string_view dotted_name,
 }
 
 Value Interpreter::unresolved_module(std::string_view name) const {
-  std::string searched = loader_ ? loader_->searched(name) : std::string();
-  return Value::object(
-      std::make_shared<OpaqueObject>(std::string(name), std::make_shared<const std::string>(std::move(searched))));
+  std::shared_ptr<const std::string> searched = loader_ ? loader_->searched(name) : nullptr;
+  if (!searched) {
+    static const auto nowhere = std::make_shared<const std::string>();
+    searched = nowhere;
+  }
+  return Value::object(std::make_shared<OpaqueObject>(std::string(name), std::move(searched)));
 }
 
 void Interpreter::raise_cannot_import(const Object &module, std::string_view module_name, std::string_view name,

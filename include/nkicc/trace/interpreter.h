@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -437,6 +438,9 @@ private:
   bool tracing_kernel_ = false;
   std::string kernel_name_;
   std::map<std::string, std::shared_ptr<Object>, std::less<>> modules_;
+  /// Names that are none of nkicc's own modules (NKI's, the standard library's): an import of
+  /// one goes straight to the kernel files (a kernel may import it in a loop).
+  std::set<std::string, std::less<>> not_builtin_;
   /// Module namespaces that hold functions that hold them: cleared when the interpreter is
   /// destroyed, to break the cycles (values it made are inert afterwards).
   std::vector<std::weak_ptr<Scope>> cycle_scopes_;

@@ -12,9 +12,11 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace nkicc::trace {
@@ -29,8 +31,8 @@ public:
   /// top-level name); `importer`: the module running the import.
   virtual std::shared_ptr<ModuleObject> load(Interpreter &interp, std::string_view name, const ModuleObject *parent,
                                              const ModuleObject *importer) = 0;
-  /// Where load() looked for `name` (`common.py or common/__init__.py in k/ and .`), or empty.
-  virtual std::string searched(std::string_view name) const = 0;
+  /// Where load() looked for `name` (`common.py or common/__init__.py in k/ and .`), or null.
+  virtual std::shared_ptr<const std::string> searched(std::string_view name) const = 0;
   /// Whether a module's code is still running (an import cycle reached it).
   virtual bool initializing(const ModuleObject &module) const = 0;
 };
@@ -74,7 +76,7 @@ public:
 
   std::shared_ptr<ModuleObject> load(Interpreter &interp, std::string_view name, const ModuleObject *parent,
                                      const ModuleObject *importer) override;
-  std::string searched(std::string_view name) const override;
+  std::shared_ptr<const std::string> searched(std::string_view name) const override;
   bool initializing(const ModuleObject &module) const override;
 
   /// The module name of a file under a root (`a/b/c.py` under `.` -> `a.b.c`; `pkg/__init__.py`
@@ -89,6 +91,9 @@ private:
     bool package = false;            ///< an `__init__.py`
     FileId text = kNoFile;           ///< an entry file's text, read by the driver; parsed on first run
     std::vector<std::string> search; ///< an entry file's extra import folders
+    /// The folders its absolute imports look in (its own, its package root's, `search`), once
+    /// worked out.
+    std::optional<std::vector<std::string>> import_dirs;
     const python::Module *ast = nullptr;
     std::shared_ptr<ModuleObject> module;
   };
@@ -111,7 +116,10 @@ private:
   std::vector<std::unique_ptr<python::Module>> parsed_;
   std::map<const ModuleObject *, std::vector<std::string>> package_dirs_; ///< a package's __path__
   std::set<const ModuleObject *> running_;
-  std::map<std::string, std::string, std::less<>> searched_;
+  std::map<std::string, std::shared_ptr<const std::string>, std::less<>> searched_;
+  /// Searches that found nothing, by the module's last name and the folders searched (each
+  /// after a NUL): what they tried, as searched() says it.
+  std::unordered_map<std::string, std::shared_ptr<const std::string>> missing_;
   std::vector<std::string> files_read_;
 };
 
