@@ -266,6 +266,7 @@ Value repeat(const Interpreter &interp, const Value &seq, std::int64_t n) {
   if (seq.kind == K::Str) {
     const std::string &text = seq.str_text();
     interp.check_length(text.empty() ? 0 : static_cast<std::uint64_t>(n) * text.size());
+    interp.count_text_copy(static_cast<std::uint64_t>(n) * text.size());
     std::string out;
     out.reserve(text.size() * static_cast<std::size_t>(n));
     for (std::int64_t k = 0; k < n; ++k)
@@ -275,6 +276,7 @@ Value repeat(const Interpreter &interp, const Value &seq, std::int64_t n) {
   const auto &items = seq.seq().items;
   if (!items.empty() && static_cast<std::uint64_t>(n) > interp.limits().max_sequence_length / items.size())
     interp.check_length(std::numeric_limits<std::uint64_t>::max());
+  interp.count_copy(static_cast<std::uint64_t>(n) * items.size());
   std::vector<Value> out;
   out.reserve(items.size() * static_cast<std::size_t>(n));
   for (std::int64_t k = 0; k < n; ++k)
@@ -399,6 +401,7 @@ Value Interpreter::binary_op(BinOpKind op, const Value &l, const Value &r, Sourc
         if (r.kind != K::Str)
           raise_python("TypeError", "can only concatenate str (not \"" + tn(r) + "\") to str");
         check_length(l.str_text().size() + r.str_text().size());
+        count_text_copy(l.str_text().size() + r.str_text().size());
         return Value::str(l.str_text() + r.str_text());
       }
       if (l.kind == K::List || l.kind == K::Tuple) {
@@ -406,6 +409,7 @@ Value Interpreter::binary_op(BinOpKind op, const Value &l, const Value &r, Sourc
           raise_python("TypeError", "can only concatenate " + tn(l) + " (not \"" + tn(r) + "\") to " + tn(l));
         const auto &a = l.seq().items, &b = r.seq().items;
         check_length(a.size() + b.size());
+        count_copy(a.size() + b.size());
         std::vector<Value> out;
         out.reserve(a.size() + b.size());
         out.insert(out.end(), a.begin(), a.end());
@@ -581,11 +585,14 @@ std::unique_ptr<Iterator> Interpreter::iterate(const Value &v, SourceLoc loc) {
 }
 
 std::vector<Value> Interpreter::to_list(const Value &iterable, SourceLoc loc) {
-  if (iterable.kind == K::Tuple || iterable.kind == K::List)
+  if (iterable.kind == K::Tuple || iterable.kind == K::List) {
+    count_copy(iterable.seq().items.size());
     return iterable.seq().items;
+  }
   if (auto *range = iterable.as<RangeObject>()) {
     std::uint64_t n = range->count();
     check_length(n);
+    count_copy(n);
     std::vector<Value> out;
     out.reserve(static_cast<std::size_t>(n));
     for (std::uint64_t k = 0; k < n; ++k)

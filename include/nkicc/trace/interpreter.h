@@ -269,6 +269,12 @@ struct ResolvedSlice {
 };
 ResolvedSlice resolve_slice(const SliceData &s, std::int64_t length);
 
+/// Values, and str bytes, an operation copies that count as one step (Interpreter::count_copy),
+/// about what the statements of a step cost: 200,000 passes of `s = s + "a"` stay well inside the
+/// default budget, an endless one ends at it within seconds.
+inline constexpr std::uint64_t kItemsPerCopyStep = 32;
+inline constexpr std::uint64_t kBytesPerCopyStep = 512;
+
 struct InterpreterLimits {
   std::uint64_t max_steps = 200'000'000;          ///< statements + calls: a runaway loop ends in an error
   std::uint32_t max_call_depth = 200;             ///< Python's RecursionError, well before the C++ stack
@@ -428,6 +434,13 @@ public:
   void sort(std::vector<Value> &items, const Value *key, bool reverse);
   /// Raises MemoryError when a sequence of `n` items would exceed max_sequence_length.
   void check_length(std::uint64_t n) const;
+  /// An operation copied `items` values into a new sequence (`a + b`, `xs * n`, `list(xs)`):
+  /// every kItemsPerCopyStep of them count as a step, so that a loop that copies a growing value
+  /// (`xs = xs + [x]`, quadratic) or a large one ends at the step budget within seconds, as a
+  /// loop of cheap statements does. (The budget is looked at by the next step.)
+  void count_copy(std::uint64_t items) const { steps_ += items / kItemsPerCopyStep; }
+  /// The same for `bytes` characters copied into a new str, which cost far less each.
+  void count_text_copy(std::uint64_t bytes) const { steps_ += bytes / kBytesPerCopyStep; }
 
 private:
   friend class eval::Machine;
@@ -452,7 +465,7 @@ private:
   std::shared_ptr<Scope> builtins_;
   std::vector<LoopKind> loop_stack_;
   std::size_t call_depth_ = 0;
-  std::uint64_t steps_ = 0;
+  mutable std::uint64_t steps_ = 0; ///< (count_copy adds to it from const operations)
   /// The step count at which the evaluator leaves its fast path: the step budget, or the next
   /// look at the clock when there is a time budget, whichever comes first.
   std::uint64_t step_gate_ = 0;
