@@ -4,6 +4,7 @@
 #include "nkicc/support/xxh3.h"
 #include "nkicc/version.h"
 
+#include <array>
 #include <bit>
 #include <cstring>
 
@@ -210,15 +211,9 @@ private:
   std::size_t pos_ = 0;
 };
 
-/// XXH3-128 in its canonical form: high then low half, each big-endian.
 std::string checksum(std::string_view bytes) {
-  Xxh3Hash128 h = xxh3_128(bytes.data(), bytes.size());
-  std::string out(kChecksumBytes, '\0');
-  for (int i = 0; i < 8; ++i) {
-    out[static_cast<std::size_t>(i)] = static_cast<char>(h.high64 >> (56 - 8 * i));
-    out[static_cast<std::size_t>(8 + i)] = static_cast<char>(h.low64 >> (56 - 8 * i));
-  }
-  return out;
+  std::array<unsigned char, 16> canonical = xxh3_128_canonical(bytes.data(), bytes.size());
+  return std::string(reinterpret_cast<const char *>(canonical.data()), canonical.size());
 }
 
 /// The header up to the payload; false when it is malformed.

@@ -1,5 +1,7 @@
 #include "nkicc/support/xxh3.h"
 
+#include <cstring>
+
 // xxhash itself supplies the AVX2 loop (XXH_DISPATCH_AVX2, as its own xxh_x86dispatch.c uses it,
 // which Debian does not ship): its functions are compiled here, inline and private to this file,
 // the AVX2 ones with a target attribute so that the rest of nkicc stays baseline x86-64.
@@ -46,6 +48,15 @@ Xxh3Hash128 xxh3_128(const void *data, std::size_t size) {
 #endif
     h = XXH3_128bits(data, size);
   return {h.low64, h.high64};
+}
+
+std::array<unsigned char, 16> xxh3_128_canonical(const void *data, std::size_t size) {
+  Xxh3Hash128 h = xxh3_128(data, size);
+  XXH128_canonical_t canonical;
+  XXH128_canonicalFromHash(&canonical, XXH128_hash_t{h.low64, h.high64});
+  std::array<unsigned char, 16> out;
+  std::memcpy(out.data(), canonical.digest, out.size());
+  return out;
 }
 
 } // namespace nkicc

@@ -4,6 +4,7 @@
 
 #include <xxhash.h>
 
+#include <array>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -39,4 +40,8 @@ TEST_CASE("xxh3_128 of the empty input is XXH3-128's published value", "[support
   Xxh3Hash128 h = xxh3_128(nullptr, 0);
   CHECK(h.low64 == 0x6001C324468D497FULL);
   CHECK(h.high64 == 0x99AA06D3014798D8ULL);
+  // Canonical order: high half then low half, each big-endian.
+  std::array<unsigned char, 16> c = xxh3_128_canonical(nullptr, 0);
+  CHECK(c == std::array<unsigned char, 16>{0x99, 0xAA, 0x06, 0xD3, 0x01, 0x47, 0x98, 0xD8, 0x60, 0x01, 0xC3, 0x24, 0x46,
+                                           0x8D, 0x49, 0x7F});
 }

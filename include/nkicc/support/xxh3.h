@@ -5,6 +5,7 @@
 // independently of the vector width.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
@@ -16,6 +17,10 @@ struct Xxh3Hash128 {
 
 /// XXH3_128bits(data, size), with AVX2 when the CPU has it.
 Xxh3Hash128 xxh3_128(const void *data, std::size_t size);
+
+/// The same hash in xxhash's canonical byte order (XXH128_canonicalFromHash: high then low
+/// half, big-endian), as it is stored in a cache entry.
+std::array<unsigned char, 16> xxh3_128_canonical(const void *data, std::size_t size);
 
 /// Whether xxh3_128 runs its long-input loop on AVX2 here (for tests and -vv).
 bool xxh3_uses_avx2();
