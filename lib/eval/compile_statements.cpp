@@ -394,9 +394,23 @@ void Compiler::while_stmt(const WhileStmt &w) {
   if (pending_step_)
     emit(Op::Nop); // `while True:` has no test to count the step on
   direct_locals_ = true;
+  std::uint32_t body = pc();
   loops_.push_back({head, {}, unwinds_.size(), w.begin()});
   block(w.body);
-  emit(Op::Jump, 0, 0, 0, head);
+  if (std::optional<Value> v = fold(*w.test); v && v->kind != K::Object) {
+    emit(Op::Jump, 0, 0, 0, head); // (`while True:`: its head is the step's Nop)
+  } else {
+    // The test again at the end of the body, jumping back into the body while it holds: one
+    // instruction per pass instead of a jump to the head and the test there (CPython's loop
+    // rotation). It is compiled knowing what the head's test knew; it counts the same step.
+    restore(before);
+    begin_statement(w.begin());
+    std::vector<std::uint32_t> again;
+    direct_locals_ = !contains_walrus(w.test);
+    cond_jump(*w.test, true, again, w.begin());
+    direct_locals_ = true;
+    patch_all(again, body);
+  }
   Loop loop = std::move(loops_.back());
   loops_.pop_back();
   restore(before);
