@@ -297,6 +297,8 @@ void Function::append(Instruction header, std::span<const AccessPattern> dst, st
     operands_.resize(operands_.size() + operands_.room_in_segment());
   if (operands_.size() + count > std::numeric_limits<std::uint32_t>::max())
     throw std::length_error("more than 2^32 operands in one kernel");
+  if (instructions.size() >= std::numeric_limits<std::uint32_t>::max())
+    throw std::length_error("more than 2^32 - 1 instructions in one kernel");
   header.first_operand = static_cast<std::uint32_t>(operands_.size());
   for (const AccessPattern &ap : dst)
     operands_.push_back(store(ap));

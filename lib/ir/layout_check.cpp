@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <optional>
 #include <map>
 #include <queue>
@@ -264,7 +265,9 @@ std::optional<LayoutViolation> check_layout(const Function &fn, std::span<const 
   // Live ranges, for the overlap check: a tile is live from its first use to its last.
   // A view lives on its base's bytes: its uses are its base's for the overlap check.
   std::vector<TensorId> roots = fn.views.empty() ? std::vector<TensorId>() : fn.storage_roots();
-  std::vector<std::size_t> first(n, kNoInstruction), last(n, 0);
+  // (Instruction indices fit 32 bits: Function::append stops a kernel before they would not.)
+  constexpr std::uint32_t kUnused = std::numeric_limits<std::uint32_t>::max();
+  std::vector<std::uint32_t> first(n, kUnused), last(n, 0);
   // What an instruction's attributes mean here, found once per attribute list (the Function
   // interns them: a trace of millions of instructions has a handful), not once per instruction.
   struct AttrFacts {
@@ -296,9 +299,9 @@ std::optional<LayoutViolation> check_layout(const Function &fn, std::span<const 
       if (!why.empty())
         return LayoutViolation{i, op.tensor, std::move(why)};
       TensorId root = roots.empty() || op.tensor >= roots.size() ? op.tensor : roots[op.tensor];
-      if (first[root] == kNoInstruction)
-        first[root] = i;
-      last[root] = i;
+      if (first[root] == kUnused)
+        first[root] = static_cast<std::uint32_t>(i);
+      last[root] = static_cast<std::uint32_t>(i);
     }
   }
   // Tiles in order of their first use. Those on partition 0 onwards (every tile the
@@ -308,12 +311,12 @@ std::optional<LayoutViolation> check_layout(const Function &fn, std::span<const 
   std::vector<TensorId> order;
   for (std::size_t id = 0; id < n; ++id)
     if (is_on_chip(fn.tensors[id].memory) && fn.tensors[id].byte_offset >= 0 &&
-        fn.tensors[id].bytes_per_partition > 0 && first[id] != kNoInstruction)
+        fn.tensors[id].bytes_per_partition > 0 && first[id] != kUnused)
       order.push_back(static_cast<TensorId>(id));
   std::stable_sort(order.begin(), order.end(), [&](TensorId a, TensorId b) { return first[a] < first[b]; });
   std::map<std::int64_t, TensorId> live_at[2]; // byte offset -> tile, per memory (SBUF, PSUM)
   std::vector<TensorId> placed_elsewhere;
-  using Ending = std::pair<std::size_t, TensorId>;
+  using Ending = std::pair<std::uint32_t, TensorId>;
   std::priority_queue<Ending, std::vector<Ending>, std::greater<>> endings;
   auto clash = [&](TensorId a, TensorId b) -> std::optional<LayoutViolation> {
     const Tensor &t = fn.tensors[a], &u = fn.tensors[b];

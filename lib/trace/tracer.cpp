@@ -767,6 +767,10 @@ struct Tracer::Impl {
 
   /// Drops unused tiles and allocates SBUF/PSUM; false (reported) when a tile does not fit.
   bool finish(const Call &call, KernelBuilder &kb, KernelTrace &result) {
+    // Only emitting instructions reads these, and the kernel has returned: their memory goes
+    // before the allocation and the layout check make the trace's peak.
+    kb.last_writer.clear();
+    kb.created_at.clear();
     drop_unused_tiles(kb.fn);
     ir::number_tensor_names(kb.fn);
     if (auto failure =
