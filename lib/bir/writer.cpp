@@ -331,7 +331,7 @@ private:
 flatbuffers::Offset<Tensor> write_tensor(Builder &fbb, ShapeWriter &shapes, const ir::Tensor &t,
                                          const ir::ConstantData *constant, ir::TensorId view_of,
                                          const SourceManager &sources) {
-  auto name = fbb.CreateString(t.name);
+  auto name = fbb.CreateString(t.name.str());
   auto shape = shapes.write(t.shape);
   flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>> data;
   if (constant)

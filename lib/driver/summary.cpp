@@ -151,7 +151,7 @@ void memory_json(std::string &out, const MemorySummary &m, const ir::Function &f
     const ir::Tensor &t = fn.tensors[m.live_at_peak[i]];
     out += i ? ", " : "";
     out += fmt::format("{{\"id\": {}, \"name\": ", m.live_at_peak[i]);
-    append_json_string(out, t.name, false);
+    append_json_string(out, t.name.str(), false);
     out += fmt::format(", \"dtype\": \"{}\", \"shape\": {}, \"byte_offset\": {}, \"bytes\": {}", dtype_name(t.dtype),
                        shape_text(t.shape), t.byte_offset, t.bytes_per_partition);
     json_loc(out, t.loc, sources, options);
@@ -248,9 +248,9 @@ std::string summary_json(const std::vector<CallSummary> &calls, const SourceMana
         continue;
       out += first ? "" : ", ";
       first = false;
-      out += fmt::format("\"{}\": {{\"instructions\": {}, \"dma_bytes\": {}}}",
-                         ir::engine_name(static_cast<ir::Engine>(e)), s.engines[e].instructions,
-                         s.engines[e].dma_bytes);
+      out +=
+          fmt::format("\"{}\": {{\"instructions\": {}, \"dma_bytes\": {}}}",
+                      ir::engine_name(static_cast<ir::Engine>(e)), s.engines[e].instructions, s.engines[e].dma_bytes);
     }
     out += fmt::format("}},\n   \"dma_bytes\": {}, \"macs\": {}}}", s.dma_bytes, s.macs);
   }

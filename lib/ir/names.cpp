@@ -1,6 +1,7 @@
 #include "nkicc/ir/kernel_ir.h"
 
 #include <charconv>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -33,14 +34,16 @@ void number_tensor_names(Function &fn) {
     auto stem = counters.find(name.substr(0, dot));
     return stem != counters.end() && k <= stem->second;
   };
+  // A name taken already: the stem and number it takes instead (the stem is the map's key,
+  // which stays where it is). Nothing when the name is free: it is kept, and taken from now on.
   std::string candidate;
-  auto unique = [&](std::string &name) {
+  auto unique = [&](const std::string &name) -> std::optional<std::pair<std::string_view, std::uint32_t>> {
     auto it = counters.find(std::string_view(name));
     if (it == counters.end()) {
       bool taken = numbered(name);
       it = counters.emplace(name, 0).first;
       if (!taken)
-        return;
+        return std::nullopt;
     }
     // A stem's own numbers only grow, and another stem's numbered names cannot be `stem.k`,
     // so only the kept names can collide with a candidate.
@@ -49,7 +52,8 @@ void number_tensor_names(Function &fn) {
       candidate += '.';
       candidate += std::to_string(++it->second);
     } while (counters.count(std::string_view(candidate)));
-    name = candidate;
+    // (A kernel has fewer than 2^32 tensors, TensorId's range, so the number fits.)
+    return std::pair{std::string_view(it->first), static_cast<std::uint32_t>(it->second)};
   };
   // Which block tensor, and which of its blocks, each block tile is.
   std::unordered_map<TensorId, std::pair<std::size_t, std::size_t>> block_of;
@@ -62,23 +66,26 @@ void number_tensor_names(Function &fn) {
     Tensor &t = fn.tensors[id];
     auto block = block_of.empty() ? block_of.end() : block_of.find(static_cast<TensorId>(id));
     if (block == block_of.end()) {
-      unique(t.name);
+      if (auto numbered_as = unique(t.name.str()))
+        t.name = TensorName(numbered_as->first, numbered_as->second);
       continue;
     }
     BlockTensor &group = fn.block_tensors[block->second.first];
     if (!named[block->second.first]) {
-      unique(group.name);
+      if (auto numbered_as = unique(group.name))
+        group.name = candidate;
       named[block->second.first] = true;
     }
-    t.name = group.name + '[';
+    std::string name = group.name + '[';
     std::vector<std::int64_t> index = group.block_index(block->second.second);
     for (std::size_t d = 0; d < index.size(); ++d) {
       if (d)
-        t.name += ", ";
-      t.name += std::to_string(index[d]);
+        name += ", ";
+      name += std::to_string(index[d]);
     }
-    t.name += ']';
-    counters.emplace(t.name, 0);
+    name += ']';
+    t.name = TensorName(name);
+    counters.emplace(std::move(name), 0);
   }
 }
 

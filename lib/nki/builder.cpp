@@ -11,7 +11,7 @@ KernelBuilder::KernelBuilder(Interpreter &interp_, const TargetInfo &target_, st
                              std::uint64_t max_instructions_)
     : interp(interp_), target(target_), grid(std::move(grid_)), max_instructions(max_instructions_) {}
 
-ir::TensorId KernelBuilder::new_tensor(std::string name, ir::TensorRole role, ir::Memory memory, ir::Shape shape,
+ir::TensorId KernelBuilder::new_tensor(ir::TensorName name, ir::TensorRole role, ir::Memory memory, ir::Shape shape,
                                        DType dtype, bool auto_name_flag) {
   ir::Tensor t;
   t.name = std::move(name);
@@ -75,7 +75,7 @@ ir::TensorId KernelBuilder::new_view(ir::TensorId base, DType dtype) {
   if (ir::TensorId root = fn.view_base(base); root != ir::kNoTensor)
     base = root; // a view of a view uses the same bytes
   const ir::Tensor &b = fn.tensors[base];
-  ir::Shape shape = viewed_shape(b.shape, b.name, b.dtype, dtype);
+  ir::Shape shape = viewed_shape(b.shape, b.name.str(), b.dtype, dtype);
   ir::TensorId id = new_tensor(b.name, ir::TensorRole::Internal, b.memory, std::move(shape), dtype, false);
   fn.views.push_back({id, base});
   return id;

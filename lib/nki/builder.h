@@ -20,7 +20,7 @@ public:
   KernelBuilder(Interpreter &interp, const TargetInfo &target, std::vector<std::int64_t> grid,
                 std::uint64_t max_instructions);
 
-  ir::TensorId new_tensor(std::string name, ir::TensorRole role, ir::Memory memory, ir::Shape shape, DType dtype,
+  ir::TensorId new_tensor(ir::TensorName name, ir::TensorRole role, ir::Memory memory, ir::Shape shape, DType dtype,
                           bool auto_named);
   /// A view of the whole tensor.
   std::shared_ptr<TensorRef> full_view(ir::TensorId id);

@@ -43,7 +43,7 @@ std::string_view TensorRef::type_name() const {
   }
 }
 
-std::string TensorRef::describe() const { return tensor().name + shape_text(shape()); }
+std::string TensorRef::describe() const { return tensor().name.str() + shape_text(shape()); }
 
 std::string TensorRef::repr() const {
   return fmt::format("{}({}, {}, {})", type_name(), describe(), dtype_name(tensor().dtype),

@@ -65,7 +65,7 @@ void assign_to_view(Interpreter &, TensorRef &target, const Value &value, std::o
     if (!v)
       raise_error("TypeError", fmt::format("only a tile can be assigned to HBM tensor '{}', not '{}'", t.name,
                                            trace::type_name(value)));
-    store(kb, target, v, nullptr, t.name, v->tensor().name);
+    store(kb, target, v, nullptr, t.name.str(), v->tensor().name.str());
     return;
   }
   if (const auto *lr = value.as<LoopReduceObject>()) {
@@ -92,7 +92,7 @@ void assign_to_view(Interpreter &, TensorRef &target, const Value &value, std::o
       return;
     }
     require_on_chip(*v, "copy", "src");
-    check_store_shape(target, *v, t.name, v->tensor().name);
+    check_store_shape(target, *v, t.name.str(), v->tensor().name.str());
     if (write_result_into(kb, target, *v)) {
       // The masked instruction now writes the view: it must stay inside the tile wherever its
       // mask holds (NKI checks the same).

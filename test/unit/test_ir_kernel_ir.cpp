@@ -7,6 +7,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace nkicc;
@@ -241,4 +242,42 @@ TEST_CASE("an operand's view interns its pattern and grid terms together", "[ir]
   CHECK(fn.program_id(ops[4]) == 0);
   CHECK(fn.program_id(ops[2]) == fn.program_id(ops[3]));
   CHECK(fn.program_id(ops[2]) != 0);
+}
+
+TEST_CASE("a tensor name is its stem and number, equal to the same text however it was made", "[ir]") {
+  using nkicc::ir::TensorName;
+  TensorName plain("acc");
+  TensorName numbered_name("acc", 17);
+  CHECK(plain.str() == "acc");
+  CHECK(plain.number() == 0);
+  CHECK(numbered_name.str() == "acc.17");
+  CHECK(numbered_name.stem() == "acc");
+  CHECK(numbered_name.number() == 17);
+  CHECK(fmt::format("[{}] [{:>8}]", numbered_name, plain) == "[acc.17] [     acc]");
+  // The same text from a whole name and from a stem and number is the same name.
+  CHECK(TensorName("acc.17") == numbered_name);
+  CHECK(numbered_name == std::string_view("acc.17"));
+  CHECK(numbered_name == std::string("acc.17"));
+  CHECK_FALSE(numbered_name == plain);
+  CHECK_FALSE(plain == "acc.17");
+  CHECK(TensorName().empty());
+  CHECK(TensorName("").str().empty());
+  CHECK_FALSE(plain.empty());
+  // More stems than the lookup's recent ones, in turn and again, each keep their own text; one
+  // interned on another thread reads the same here.
+  std::vector<TensorName> names;
+  for (int round = 0; round < 2; ++round)
+    for (int k = 0; k < 40; ++k)
+      names.emplace_back("stem" + std::to_string(k), static_cast<std::uint32_t>(round));
+  for (int k = 0; k < 40; ++k) {
+    CHECK(names[static_cast<std::size_t>(k)].str() == "stem" + std::to_string(k));
+    CHECK(names[static_cast<std::size_t>(40 + k)].str() == "stem" + std::to_string(k) + ".1");
+  }
+  TensorName from_thread;
+  std::thread([&] { from_thread = TensorName("made elsewhere", 3); }).join();
+  CHECK(from_thread.str() == "made elsewhere.3");
+  CHECK(from_thread == TensorName("made elsewhere", 3));
+  // A trace holds one Tensor per tile: the name takes 8 bytes of its 72.
+  CHECK(sizeof(TensorName) == 8);
+  CHECK(sizeof(Tensor) == 72);
 }

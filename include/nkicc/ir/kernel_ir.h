@@ -5,6 +5,7 @@
 
 #include "nkicc/ir/segmented_vector.h"
 #include "nkicc/ir/small_vector.h"
+#include "nkicc/ir/tensor_name.h"
 #include "nkicc/support/dtype.h"
 #include "nkicc/support/py_constant.h"
 #include "nkicc/support/source_manager.h"
@@ -48,7 +49,7 @@ using TensorId = std::uint32_t;
 using Shape = SmallVector<std::int64_t, 3>;
 
 struct Tensor {
-  std::string name;
+  TensorName name;
   Shape shape;   ///< dim 0 is the partition dimension for SBUF/PSUM
   SourceLoc loc; ///< where the kernel created it
   TensorRole role = TensorRole::Internal;
@@ -61,7 +62,7 @@ struct Tensor {
   /// Allocation, filled by allocate_on_chip() for SBUF/PSUM tiles: partitions
   /// [partition_start, partition_start + shape[0]) and bytes [byte_offset, byte_offset +
   /// bytes_per_partition) of each. (A trace holds one Tensor per tile it creates, up to
-  /// millions: the fields are ordered to pack into 96 bytes.)
+  /// millions: the fields are ordered to pack into 72 bytes.)
   std::int32_t partition_start = 0;
   std::int64_t byte_offset = -1;
   std::int64_t bytes_per_partition = 0;
