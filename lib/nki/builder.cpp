@@ -22,7 +22,7 @@ ir::TensorId KernelBuilder::new_tensor(ir::TensorName name, ir::TensorRole role,
   t.loc = interp.current_loc();
   fn.tensors.push_back(std::move(t));
   auto_named.push_back(auto_name_flag);
-  last_writer.push_back(-1);
+  last_writer.push_back(kNoWriter);
   created_at.push_back(static_cast<std::uint32_t>(fn.instructions.size()));
   return static_cast<ir::TensorId>(fn.tensors.size() - 1);
 }
@@ -145,7 +145,7 @@ void KernelBuilder::emit(ir::Opcode opcode, ir::Engine engine, std::span<const i
       raise_error("read-only", fmt::format("'{}' is a shared constant (nl.shared_constant): a kernel reads it and "
                                            "cannot write it",
                                            fn.tensors[ap.tensor].name));
-    last_writer[ap.tensor] = static_cast<std::int64_t>(fn.instructions.size());
+    last_writer[ap.tensor] = static_cast<std::uint32_t>(fn.instructions.size());
   }
   if (opcode == ir::Opcode::Collective)
     fn.has_collectives = true;

@@ -67,8 +67,10 @@ public:
   std::vector<std::int64_t> block_view_of;
   /// `@nki.compiler.force_auto_alloc`: placements the kernel asks for are ignored.
   bool force_auto_alloc = false;
-  /// The index of the instruction that last wrote each tile, for `psum[...] += nl.matmul(...)`.
-  ir::SegmentedVector<std::int64_t> last_writer;
+  /// The index of the instruction that last wrote each tile, for `psum[...] += nl.matmul(...)`
+  /// (kNoWriter: none yet). Instruction indices fit 32 bits (ir::Function::append).
+  ir::SegmentedVector<std::uint32_t> last_writer;
+  static constexpr std::uint32_t kNoWriter = 0xFFFFFFFFu;
   /// How many instructions existed when each tensor was made: a tile made for an op's result
   /// and written by that op alone was made at the op's own index.
   ir::SegmentedVector<std::uint32_t> created_at;

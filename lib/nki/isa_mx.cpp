@@ -167,7 +167,7 @@ Value lower_nc_matmul_mx(OpCall &c) {
   if (const Value *a = c.get("accumulate"))
     accumulate = a->b;
   else
-    accumulate = c.kb().last_writer[dst->ap.tensor] >= 0;
+    accumulate = c.kb().last_writer[dst->ap.tensor] != KernelBuilder::kNoWriter;
   attrs.emplace_back("accumulate", PyConstant::boolean(accumulate));
   // Row tiling only: tile_size (rows, 128) with rows 128, 64 or 32, tile_position (start, 0).
   auto position = pe_pair(c.get("tile_position"), "nc_matmul_mx", "tile_position"),

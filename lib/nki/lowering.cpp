@@ -637,7 +637,7 @@ void store(KernelBuilder &kb, const TensorRef &dst, std::shared_ptr<TensorRef> v
 bool write_result_into(KernelBuilder &kb, const TensorRef &target, const TensorRef &result) {
   ir::TensorId id = result.ap.tensor;
   std::size_t n = kb.fn.instructions.size();
-  if (n == 0 || !kb.auto_named[id] || kb.last_writer[id] != static_cast<std::int64_t>(n - 1) ||
+  if (n == 0 || !kb.auto_named[id] || kb.last_writer[id] != n - 1 ||
       kb.created_at[id] != n - 1 || !ir::is_on_chip(target.tensor().memory) || result.shape() != target.shape())
     return false;
   ir::Instruction &inst = kb.fn.instructions.back();
@@ -656,7 +656,7 @@ bool write_result_into(KernelBuilder &kb, const TensorRef &target, const TensorR
       (inst.engine == ir::Engine::Sync && memory != ir::Memory::Sbuf))
     return false;
   kb.fn.set_dst(inst, 0, target.ap);
-  kb.last_writer[target.ap.tensor] = static_cast<std::int64_t>(n - 1);
+  kb.last_writer[target.ap.tensor] = static_cast<std::uint32_t>(n - 1);
   return true;
 }
 

@@ -40,7 +40,7 @@ namespace {
 bool written_under_mask(const KernelBuilder &kb, const Value &value) {
   const auto *v = value.as<TensorRef>();
   std::size_t n = kb.fn.instructions.size();
-  if (!v || n == 0 || kb.last_writer[v->ap.tensor] != static_cast<std::int64_t>(n - 1))
+  if (!v || n == 0 || kb.last_writer[v->ap.tensor] != n - 1)
     return false;
   const ir::AttrList &attrs = kb.fn.attrs(kb.fn.instructions.back());
   return std::any_of(attrs.begin(), attrs.end(), [](const auto &a) { return a.first == "mask"; });
@@ -114,8 +114,8 @@ void assign_to_view(Interpreter &, TensorRef &target, const Value &value, std::o
   }
   // `psum[...] += nl.matmul(...)`: the matmul accumulates into the target itself (SPEC §3).
   if (*op == BinOpKind::Add && v && t.memory == ir::Memory::Psum) {
-    std::int64_t writer = kb.last_writer[v->ap.tensor];
-    if (writer >= 0 && static_cast<std::size_t>(writer) + 1 == kb.fn.instructions.size()) {
+    std::uint32_t writer = kb.last_writer[v->ap.tensor];
+    if (writer != KernelBuilder::kNoWriter && std::size_t{writer} + 1 == kb.fn.instructions.size()) {
       ir::Instruction &inst = kb.fn.instructions.back();
       if (inst.opcode == ir::Opcode::MatMul && inst.num_dst == 1 && kb.fn.dst(inst)[0].tensor == v->ap.tensor) {
         if (kb.fn.access_pattern(kb.fn.dst(inst)[0]).shape() != target.shape())
