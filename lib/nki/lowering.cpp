@@ -637,8 +637,8 @@ void store(KernelBuilder &kb, const TensorRef &dst, std::shared_ptr<TensorRef> v
 bool write_result_into(KernelBuilder &kb, const TensorRef &target, const TensorRef &result) {
   ir::TensorId id = result.ap.tensor;
   std::size_t n = kb.fn.instructions.size();
-  if (n == 0 || !kb.auto_named[id] || kb.last_writer[id] != n - 1 ||
-      kb.created_at[id] != n - 1 || !ir::is_on_chip(target.tensor().memory) || result.shape() != target.shape())
+  if (n == 0 || !kb.auto_named[id] || kb.last_writer[id] != n - 1 || kb.created_at[id] != n - 1 ||
+      !ir::is_on_chip(target.tensor().memory) || result.shape() != target.shape())
     return false;
   ir::Instruction &inst = kb.fn.instructions.back();
   // A fused reduction's reduce_res is a second destination; the result is the first.
