@@ -104,8 +104,6 @@ enum class Op : std::uint8_t {
 #undef NKICC_OPCODE_ENUM
 };
 
-std::string_view op_name(Op op);
-
 /// Flags of an instruction.
 enum : std::uint8_t {
   kStep = 1,     ///< counts one step (a statement begins) before the instruction runs
