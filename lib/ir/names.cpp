@@ -73,7 +73,7 @@ void number_tensor_names(Function &fn) {
     BlockTensor &group = fn.block_tensors[block->second.first];
     if (!named[block->second.first]) {
       if (auto numbered_as = unique(group.name))
-        group.name = candidate;
+        group.name = TensorName(numbered_as->first, numbered_as->second).str();
       named[block->second.first] = true;
     }
     std::string name = group.name + '[';
