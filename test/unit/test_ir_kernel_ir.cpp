@@ -277,7 +277,45 @@ TEST_CASE("a tensor name is its stem and number, equal to the same text however 
   std::thread([&] { from_thread = TensorName("made elsewhere", 3); }).join();
   CHECK(from_thread.str() == "made elsewhere.3");
   CHECK(from_thread == TensorName("made elsewhere", 3));
-  // A trace holds one Tensor per tile: the name takes 8 bytes of its 72.
+  // A trace holds one Tensor per tile: the name takes 8 bytes of its 48.
   CHECK(sizeof(TensorName) == 8);
-  CHECK(sizeof(Tensor) == 72);
+  CHECK(sizeof(Tensor) == 48);
+}
+
+TEST_CASE("a tensor shape is the one kept copy of its dimensions", "[ir]") {
+  using nkicc::ir::Shape;
+  using nkicc::ir::TensorShape;
+  TensorShape scalar;
+  CHECK(scalar.empty());
+  CHECK(scalar == Shape{});
+  CHECK(scalar == TensorShape(Shape{}));
+  TensorShape tile{128, 512};
+  CHECK(tile.size() == 2);
+  CHECK(tile[0] == 128);
+  CHECK(tile.front() == 128);
+  CHECK(tile.back() == 512);
+  CHECK(tile.to_vector() == std::vector<std::int64_t>{128, 512});
+  CHECK(std::vector<std::int64_t>(tile.begin(), tile.end()) == std::vector<std::int64_t>{128, 512});
+  // The same dimensions however they are given are the same kept shape; others are not.
+  CHECK(tile == TensorShape(Shape{128, 512}));
+  CHECK(tile == TensorShape(std::vector<std::int64_t>{128, 512}));
+  CHECK(&tile.get() == &TensorShape(Shape{128, 512}).get());
+  CHECK_FALSE(tile == TensorShape{512, 128});
+  CHECK_FALSE(tile == TensorShape{128, 512, 1});
+  CHECK(tile == Shape{128, 512});
+  // More shapes than the lookup's recent ones, in turn and again, each keep their dimensions,
+  // past the three a Shape keeps inline too; one made on another thread is the same here.
+  std::vector<TensorShape> shapes;
+  for (int round = 0; round < 2; ++round)
+    for (std::int64_t k = 0; k < 40; ++k)
+      shapes.emplace_back(Shape{k, 2, 3, 4, k});
+  for (std::size_t k = 0; k < 40; ++k) {
+    auto d = static_cast<std::int64_t>(k);
+    CHECK(shapes[k] == Shape{d, 2, 3, 4, d});
+    CHECK(&shapes[k].get() == &shapes[40 + k].get());
+  }
+  TensorShape from_thread;
+  std::thread([&] { from_thread = TensorShape{7, 9}; }).join();
+  CHECK(from_thread == TensorShape{7, 9});
+  CHECK(sizeof(TensorShape) == 8);
 }

@@ -6,6 +6,7 @@
 #include "nkicc/ir/segmented_vector.h"
 #include "nkicc/ir/small_vector.h"
 #include "nkicc/ir/tensor_name.h"
+#include "nkicc/ir/tensor_shape.h"
 #include "nkicc/support/dtype.h"
 #include "nkicc/support/py_constant.h"
 #include "nkicc/support/source_manager.h"
@@ -44,14 +45,10 @@ inline bool is_on_chip(Memory m) { return m == Memory::Sbuf || m == Memory::Psum
 
 using TensorId = std::uint32_t;
 
-/// A shape or view extent; tiles have up to three dimensions inline, so making one allocates
-/// nothing.
-using Shape = SmallVector<std::int64_t, 3>;
-
 struct Tensor {
   TensorName name;
-  Shape shape;   ///< dim 0 is the partition dimension for SBUF/PSUM
-  SourceLoc loc; ///< where the kernel created it
+  TensorShape shape; ///< dim 0 is the partition dimension for SBUF/PSUM
+  SourceLoc loc;     ///< where the kernel created it
   TensorRole role = TensorRole::Internal;
   Memory memory = Memory::Sbuf;
   DType dtype = DType::Float32;
@@ -62,7 +59,7 @@ struct Tensor {
   /// Allocation, filled by allocate_on_chip() for SBUF/PSUM tiles: partitions
   /// [partition_start, partition_start + shape[0]) and bytes [byte_offset, byte_offset +
   /// bytes_per_partition) of each. (A trace holds one Tensor per tile it creates, up to
-  /// millions: the fields are ordered to pack into 72 bytes.)
+  /// millions: the fields are ordered to pack into 48 bytes.)
   std::int32_t partition_start = 0;
   std::int64_t byte_offset = -1;
   std::int64_t bytes_per_partition = 0;
