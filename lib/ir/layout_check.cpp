@@ -304,16 +304,14 @@ std::optional<LayoutViolation> check_layout(const Function &fn, std::span<const 
       last[root] = static_cast<std::uint32_t>(i);
     }
   }
-  // Tiles in order of their first use. Those on partition 0 onwards (every tile the
-  // automatic allocator places) overlap in partitions, so among them bytes must not: a map of
-  // live byte ranges finds a clash from its neighbours. Tiles placed elsewhere (a user's
-  // allocation) are few and compared with every live tile.
-  std::vector<TensorId> order;
-  for (std::size_t id = 0; id < n; ++id)
-    if (is_on_chip(fn.tensors[id].memory) && fn.tensors[id].byte_offset >= 0 &&
-        fn.tensors[id].bytes_per_partition > 0 && first[id] != kUnused)
-      order.push_back(static_cast<TensorId>(id));
-  std::stable_sort(order.begin(), order.end(), [&](TensorId a, TensorId b) { return first[a] < first[b]; });
+  // Tiles in order of their first use, and those first used by the same instruction by id. Those
+  // on partition 0 onwards (every tile the automatic allocator places) overlap in partitions, so
+  // among them bytes must not: a map of live byte ranges finds a clash from its neighbours. Tiles
+  // placed elsewhere (a user's allocation) are few and compared with every live tile.
+  auto placed = [&](TensorId id) {
+    const Tensor &t = fn.tensors[id];
+    return is_on_chip(t.memory) && t.byte_offset >= 0 && t.bytes_per_partition > 0;
+  };
   std::map<std::int64_t, TensorId> live_at[2]; // byte offset -> tile, per memory (SBUF, PSUM)
   std::vector<TensorId> placed_elsewhere;
   using Ending = std::pair<std::uint32_t, TensorId>;
@@ -332,7 +330,7 @@ std::optional<LayoutViolation> check_layout(const Function &fn, std::span<const 
                            fmt::format("tiles '{}' and '{}' are live at once on the same {} bytes", u.name, t.name,
                                        memory_name(t.memory))};
   };
-  for (TensorId id : order) {
+  auto visit = [&](TensorId id) -> std::optional<LayoutViolation> {
     const Tensor &t = fn.tensors[id];
     while (!endings.empty() && endings.top().first < first[id]) {
       TensorId done = endings.top().second;
@@ -363,6 +361,24 @@ std::optional<LayoutViolation> check_layout(const Function &fn, std::span<const 
       placed_elsewhere.push_back(id);
     }
     endings.emplace(last[id], id);
+    return std::nullopt;
+  };
+  // The tiles an instruction uses first are found from its operands again, rather than from a
+  // list of every tile sorted by first use: the trace's peak is here, and that list was 4 bytes
+  // a tile, twice over while it grew.
+  std::vector<TensorId> starting;
+  for (std::size_t i = 0; i < fn.instructions.size(); ++i) {
+    starting.clear();
+    for (const Operand &op : fn.operands(fn.instructions[i])) {
+      TensorId root = roots.empty() || op.tensor >= roots.size() ? op.tensor : roots[op.tensor];
+      if (first[root] == i && placed(root))
+        starting.push_back(root);
+    }
+    std::sort(starting.begin(), starting.end());
+    starting.erase(std::unique(starting.begin(), starting.end()), starting.end());
+    for (TensorId id : starting)
+      if (auto v = visit(id))
+        return v;
   }
   return std::nullopt;
 }

@@ -33,8 +33,7 @@ std::string check(const Function &fn, std::vector<std::int64_t> grid = {}) {
   auto v = check_layout(fn, grid, kSbuf, kPsum);
   if (!v)
     return "ok";
-  return (v->instruction == kNoInstruction ? std::string("alloc") : std::to_string(v->instruction)) + ": " +
-         v->message;
+  return (v->instruction == kNoInstruction ? std::string("alloc") : std::to_string(v->instruction)) + ": " + v->message;
 }
 
 } // namespace
@@ -130,6 +129,15 @@ TEST_CASE("two live tiles on the same bytes are caught; dead ones may share") {
   copy(reuse, ap(a, {{64, 128}, {1, 64}}), ap(a, {{64, 128}, {1, 64}}));
   copy(reuse, ap(b, {{64, 128}, {1, 64}}), ap(b, {{64, 128}, {1, 64}}));
   CHECK(check(reuse) == "ok");
+  // Tiles first used by the same instruction are taken by id, whatever their operands' order:
+  // the clash is told the same way as when `a` came first.
+  Function together;
+  a = add(together, "a", Memory::Sbuf, {128, 64}, 0);
+  b = add(together, "b", Memory::Sbuf, {128, 64}, 128);
+  TensorId c = add(together, "c", Memory::Sbuf, {128, 64}, 4096);
+  copy(together, ap(c, {{64, 128}, {1, 64}}), ap(c, {{64, 128}, {1, 64}}));
+  copy(together, ap(b, {{64, 128}, {1, 64}}), ap(a, {{64, 128}, {1, 64}}));
+  CHECK(check(together) == "1: tiles 'a' and 'b' are live at once on the same sbuf bytes");
 }
 
 TEST_CASE("an indirect DMA's indexed view stays inside its tensor over every index") {
@@ -144,8 +152,13 @@ TEST_CASE("an indirect DMA's indexed view stays inside its tensor over every ind
     AttrList attrs = {{"indirect", PyConstant::str("src")},
                       {"indirect_step", PyConstant::integer(512)},
                       {"indirect_size", PyConstant::integer(size)}};
-    add_instruction(fn, {Opcode::Load, Engine::Sync, LoopKind::None, {ap(t, {{512, 128}, {1, 512}})},
-                         {ap(data, {{0, 128}, {1, 512}}), ap(idx, {{f, p}, {1, f}})}, std::move(attrs), {}});
+    add_instruction(fn, {Opcode::Load,
+                         Engine::Sync,
+                         LoopKind::None,
+                         {ap(t, {{512, 128}, {1, 512}})},
+                         {ap(data, {{0, 128}, {1, 512}}), ap(idx, {{f, p}, {1, f}})},
+                         std::move(attrs),
+                         {}});
     return check(fn);
   };
   CHECK(gather(256, {128, 1}) == "ok");
