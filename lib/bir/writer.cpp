@@ -338,7 +338,7 @@ flatbuffers::Offset<Tensor> write_tensor(Builder &fbb, ShapeWriter &shapes, cons
     data = fbb.CreateVector(constant->bytes);
   LineCol lc = line_col(t.loc, sources);
   return CreateTensor(fbb, name, to_bir(t.role), to_bir(t.memory), shape, to_bir(t.dtype), t.partition_start,
-                      t.byte_offset, t.bytes_per_partition, lc.line, lc.column, data,
+                      t.byte_offset, t.bytes_per_partition(), lc.line, lc.column, data,
                       view_of == ir::kNoTensor ? -1 : static_cast<std::int64_t>(view_of));
 }
 

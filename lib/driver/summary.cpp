@@ -49,10 +49,10 @@ MemorySummary memory_summary(const ir::Function &fn, ir::Memory memory, std::int
     if (t.memory != memory || t.byte_offset < 0 || first[id] == kUnused)
       continue;
     tiles.push_back(static_cast<ir::TensorId>(id));
-    m.high_water = std::max(m.high_water, t.byte_offset + t.bytes_per_partition);
+    m.high_water = std::max(m.high_water, t.byte_offset + t.bytes_per_partition());
     m.partitions = std::max<std::int64_t>(m.partitions, t.partition_start + (t.shape.empty() ? 0 : t.shape[0]));
-    events.push_back({first[id], t.bytes_per_partition});
-    events.push_back({last[id] + 1, -t.bytes_per_partition});
+    events.push_back({first[id], t.bytes_per_partition()});
+    events.push_back({last[id] + 1, -t.bytes_per_partition()});
   }
   // At one position, every change is applied before the live bytes are read.
   std::sort(events.begin(), events.end(), [](const Event &a, const Event &b) { return a.at < b.at; });
@@ -118,7 +118,7 @@ void memory_text(std::string &out, std::string_view label, const MemorySummary &
   for (ir::TensorId id : m.live_at_peak) {
     const ir::Tensor &t = fn.tensors[id];
     out += fmt::format("      %{} {} {}{} bytes [{}, {})", id, t.name, dtype_name(t.dtype), shape_text(t.shape),
-                       t.byte_offset, t.byte_offset + t.bytes_per_partition);
+                       t.byte_offset, t.byte_offset + t.bytes_per_partition());
     append_loc(out, t.loc, sources, options);
     out += '\n';
   }
@@ -153,7 +153,7 @@ void memory_json(std::string &out, const MemorySummary &m, const ir::Function &f
     out += fmt::format("{{\"id\": {}, \"name\": ", m.live_at_peak[i]);
     append_json_string(out, t.name.str(), false);
     out += fmt::format(", \"dtype\": \"{}\", \"shape\": {}, \"byte_offset\": {}, \"bytes\": {}", dtype_name(t.dtype),
-                       shape_text(t.shape), t.byte_offset, t.bytes_per_partition);
+                       shape_text(t.shape), t.byte_offset, t.bytes_per_partition());
     json_loc(out, t.loc, sources, options);
     out += '}';
   }

@@ -255,7 +255,6 @@ std::optional<AllocationError> allocate_on_chip(Function &fn, std::int64_t sbuf_
   for (Tensor &t : fn.tensors) {
     if (!is_on_chip(t.memory))
       continue;
-    t.bytes_per_partition = bytes_per_partition(t);
     if (t.user_placed)
       continue;
     t.partition_start = 0;
@@ -308,8 +307,8 @@ std::optional<AllocationError> allocate_on_chip(Function &fn, std::int64_t sbuf_
     if (!used[id] || !is_on_chip(t.memory) || !t.user_placed)
       continue;
     std::int64_t capacity = t.memory == Memory::Psum ? psum_bytes_per_partition : sbuf_bytes_per_partition;
-    if (t.byte_offset < 0 || t.byte_offset + t.bytes_per_partition > capacity)
-      return AllocationError{static_cast<TensorId>(id), t.memory, t.bytes_per_partition, capacity,
+    if (t.byte_offset < 0 || t.byte_offset + t.bytes_per_partition() > capacity)
+      return AllocationError{static_cast<TensorId>(id), t.memory, t.bytes_per_partition(), capacity,
                              t.byte_offset < 0 ? 0 : t.byte_offset};
     placed.push_back(static_cast<TensorId>(id));
   }
@@ -318,8 +317,8 @@ std::optional<AllocationError> allocate_on_chip(Function &fn, std::int64_t sbuf_
     std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
     for (TensorId id : placed) {
       const Tensor &t = fn.tensors[id];
-      if (t.memory == memory && t.bytes_per_partition > 0)
-        ranges.emplace_back(t.byte_offset / kUnitBytes, units_of(t.byte_offset + t.bytes_per_partition));
+      if (t.memory == memory && t.bytes_per_partition() > 0)
+        ranges.emplace_back(t.byte_offset / kUnitBytes, units_of(t.byte_offset + t.bytes_per_partition()));
     }
     std::sort(ranges.begin(), ranges.end());
     std::int64_t begin = -1, end = -1;
@@ -356,10 +355,10 @@ std::optional<AllocationError> allocate_on_chip(Function &fn, std::int64_t sbuf_
           std::int64_t uparts = u.shape.empty() ? 0 : u.shape[0];
           if (u.memory == t->memory && t->partition_start < u.partition_start + uparts &&
               u.partition_start < t->partition_start + parts &&
-              t->byte_offset < u.byte_offset + u.bytes_per_partition &&
-              u.byte_offset < t->byte_offset + t->bytes_per_partition && t->bytes_per_partition > 0 &&
-              u.bytes_per_partition > 0) {
-            AllocationError e{ap.tensor, t->memory, t->bytes_per_partition,
+              t->byte_offset < u.byte_offset + u.bytes_per_partition() &&
+              u.byte_offset < t->byte_offset + t->bytes_per_partition() && t->bytes_per_partition() > 0 &&
+              u.bytes_per_partition() > 0) {
+            AllocationError e{ap.tensor, t->memory, t->bytes_per_partition(),
                               is_psum ? psum_bytes_per_partition : sbuf_bytes_per_partition,
                               is_psum ? psum_in_use : sbuf_in_use};
             e.overlaps = o;
@@ -368,13 +367,13 @@ std::optional<AllocationError> allocate_on_chip(Function &fn, std::int64_t sbuf_
           }
         }
         live_placed.push_back(ap.tensor);
-        (is_psum ? psum_in_use : sbuf_in_use) += t->bytes_per_partition;
+        (is_psum ? psum_in_use : sbuf_in_use) += t->bytes_per_partition();
         state[ap.tensor] = TileState::Live;
         continue;
       }
       std::int64_t &in_use = is_psum ? psum_in_use : sbuf_in_use;
       std::int64_t capacity = is_psum ? psum_bytes_per_partition : sbuf_bytes_per_partition;
-      std::int64_t bytes = t->bytes_per_partition;
+      std::int64_t bytes = t->bytes_per_partition();
       std::int64_t at = -1;
       if (bytes <= capacity)
         at = (is_psum ? psum : sbuf).allocate(units_of(bytes));
@@ -391,12 +390,12 @@ std::optional<AllocationError> allocate_on_chip(Function &fn, std::int64_t sbuf_
       bool is_psum = t->memory == Memory::Psum;
       if (t->user_placed) {
         std::erase(live_placed, ap.tensor);
-        (is_psum ? psum_in_use : sbuf_in_use) -= t->bytes_per_partition;
+        (is_psum ? psum_in_use : sbuf_in_use) -= t->bytes_per_partition();
         state[ap.tensor] = TileState::Dead;
         continue;
       }
-      (is_psum ? psum : sbuf).release(t->byte_offset / kUnitBytes, units_of(t->bytes_per_partition));
-      (is_psum ? psum_in_use : sbuf_in_use) -= t->bytes_per_partition;
+      (is_psum ? psum : sbuf).release(t->byte_offset / kUnitBytes, units_of(t->bytes_per_partition()));
+      (is_psum ? psum_in_use : sbuf_in_use) -= t->bytes_per_partition();
       state[ap.tensor] = TileState::Dead;
     }
   }

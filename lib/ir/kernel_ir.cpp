@@ -400,4 +400,6 @@ std::int64_t bytes_per_partition(const Tensor &t) {
   return bytes;
 }
 
+std::int64_t Tensor::bytes_per_partition() const { return is_on_chip(memory) ? ir::bytes_per_partition(*this) : 0; }
+
 } // namespace nkicc::ir

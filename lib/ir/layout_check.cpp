@@ -239,13 +239,13 @@ std::string check_allocation(const Tensor &t, std::int64_t capacity) {
   if (t.partition_start < 0 || t.partition_start + partitions > kPartitions)
     return fmt::format("tile '{}' is placed on partitions [{}, {})", t.name, t.partition_start,
                        t.partition_start + partitions);
-  if (t.byte_offset + t.bytes_per_partition > capacity)
+  if (t.byte_offset + t.bytes_per_partition() > capacity)
     return fmt::format("tile '{}' is placed at bytes [{}, {}) of {}", t.name, t.byte_offset,
-                       t.byte_offset + t.bytes_per_partition, capacity);
-  if (t.memory == Memory::Psum && t.bytes_per_partition <= kPsumBankBytes &&
-      t.byte_offset / kPsumBankBytes != (t.byte_offset + t.bytes_per_partition - 1) / kPsumBankBytes)
+                       t.byte_offset + t.bytes_per_partition(), capacity);
+  if (t.memory == Memory::Psum && t.bytes_per_partition() <= kPsumBankBytes &&
+      t.byte_offset / kPsumBankBytes != (t.byte_offset + t.bytes_per_partition() - 1) / kPsumBankBytes)
     return fmt::format("PSUM tile '{}' of {} bytes straddles a bank boundary at bytes [{}, {})", t.name,
-                       t.bytes_per_partition, t.byte_offset, t.byte_offset + t.bytes_per_partition);
+                       t.bytes_per_partition(), t.byte_offset, t.byte_offset + t.bytes_per_partition());
   return {};
 }
 
@@ -310,7 +310,7 @@ std::optional<LayoutViolation> check_layout(const Function &fn, std::span<const 
   // placed elsewhere (a user's allocation) are few and compared with every live tile.
   auto placed = [&](TensorId id) {
     const Tensor &t = fn.tensors[id];
-    return is_on_chip(t.memory) && t.byte_offset >= 0 && t.bytes_per_partition > 0;
+    return is_on_chip(t.memory) && t.byte_offset >= 0 && t.bytes_per_partition() > 0;
   };
   std::map<std::int64_t, TensorId> live_at[2]; // byte offset -> tile, per memory (SBUF, PSUM)
   std::vector<TensorId> placed_elsewhere;
@@ -322,8 +322,8 @@ std::optional<LayoutViolation> check_layout(const Function &fn, std::span<const 
       return std::nullopt;
     std::int64_t tp = t.shape.empty() ? 0 : t.shape[0], up = u.shape.empty() ? 0 : u.shape[0];
     bool partitions = t.partition_start < u.partition_start + up && u.partition_start < t.partition_start + tp;
-    bool bytes =
-        t.byte_offset < u.byte_offset + u.bytes_per_partition && u.byte_offset < t.byte_offset + t.bytes_per_partition;
+    bool bytes = t.byte_offset < u.byte_offset + u.bytes_per_partition() &&
+                 u.byte_offset < t.byte_offset + t.bytes_per_partition();
     if (!partitions || !bytes)
       return std::nullopt;
     return LayoutViolation{first[a], a,

@@ -157,7 +157,7 @@ void append_tensor(std::string &out, TensorId id, const Tensor &t, const Constan
       out += ") bytes=[";
       append_int(out, t.byte_offset);
       out += ", ";
-      append_int(out, t.byte_offset + t.bytes_per_partition);
+      append_int(out, t.byte_offset + t.bytes_per_partition());
       out += ')';
     }
   }

@@ -230,7 +230,6 @@ void place_tile(KernelBuilder &kb, ir::TensorId id, PlacementObject &placement, 
   ir::Tensor &tile = kb.fn.tensors[id]; // the kernel's function may have made tensors
   tile.partition_start = static_cast<std::int32_t>(p.partition);
   tile.byte_offset = p.byte_offset;
-  tile.bytes_per_partition = ir::bytes_per_partition(tile);
   tile.user_placed = true;
 }
 

@@ -788,9 +788,9 @@ struct Tracer::Impl {
             "partitions [{}, {}) bytes [{}, {})) while both are alive",
             u.name, t.name, failure->memory == ir::Memory::Psum ? "PSUM" : "SBUF", u.partition_start,
             u.partition_start + (u.shape.empty() ? 0 : u.shape[0]), u.byte_offset,
-            u.byte_offset + u.bytes_per_partition, t.partition_start,
+            u.byte_offset + u.bytes_per_partition(), t.partition_start,
             t.partition_start + (t.shape.empty() ? 0 : t.shape[0]), t.byte_offset,
-            t.byte_offset + t.bytes_per_partition);
+            t.byte_offset + t.bytes_per_partition());
         err.notes.emplace_back(u.loc, fmt::format("'{}' is allocated here", u.name));
         report(err, &call);
         return false;

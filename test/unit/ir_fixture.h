@@ -83,11 +83,9 @@ inline Function sample_header(FileId file) {
   fn.tensors.push_back(
       tensor("a_tile", TensorRole::Internal, Memory::Sbuf, {128, 512}, DType::Float32, sample_loc(file, "nl.load")));
   fn.tensors[4].byte_offset = 0;
-  fn.tensors[4].bytes_per_partition = 2048;
   fn.tensors.push_back(tensor("acc", TensorRole::Internal, Memory::Psum, {64, 512}, DType::Float32));
   fn.tensors[5].partition_start = 64;
   fn.tensors[5].byte_offset = 2048;
-  fn.tensors[5].bytes_per_partition = 2048;
   fn.tensors.push_back(tensor("unused", TensorRole::Internal, Memory::Sbuf, {1, 1}, DType::UInt8));
   return fn;
 }

@@ -27,7 +27,6 @@ Function grid_function(FileId file) {
   fn.tensors.push_back(tensor("c", TensorRole::Output, Memory::SharedHbm, {256, 64}, DType::Float32));
   Tensor tile = tensor("t", TensorRole::Internal, Memory::Sbuf, {128, 64}, DType::Float32, {file, 3});
   tile.byte_offset = 512;
-  tile.bytes_per_partition = 256;
   fn.tensors.push_back(tile);
   InstructionSpec load;
   load.opcode = Opcode::Load;

@@ -43,7 +43,6 @@ std::string sample_module() {
   tile.role = TensorRole::Internal;
   tile.memory = Memory::Sbuf;
   tile.byte_offset = 256;
-  tile.bytes_per_partition = 256;
   tile.loc = {file, 17};
   fn.tensors = {a, c, tile};
   InstructionSpec load;
@@ -179,7 +178,6 @@ TEST_CASE("module_to_text: indices out of range are corrupt", "[bir]") {
   big.tensors.resize(1);
   big.tensors[0].shape = {1};
   big.tensors[0].byte_offset = INT64_MAX;
-  big.tensors[0].bytes_per_partition = 1;
   CHECK_FALSE(bir::kernel_to_text(bir::write_kernel(big, "trn2", sm), error));
   CHECK(error == "corrupt BIR kernel: tensor %0 has an allocation past the 64-bit range");
 }

@@ -14,7 +14,6 @@ TensorId tile(Function &fn, std::string name, Memory memory, std::int64_t partit
               std::int64_t offset) {
   Tensor t = tensor(std::move(name), TensorRole::Internal, memory, {partitions, elements}, DType::Float32);
   t.byte_offset = offset;
-  t.bytes_per_partition = elements * 4;
   fn.tensors.push_back(std::move(t));
   return static_cast<TensorId>(fn.tensors.size() - 1);
 }

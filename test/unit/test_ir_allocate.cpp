@@ -80,13 +80,13 @@ int count_violations(const Function &fn, std::int64_t sbuf_bytes, std::int64_t p
       bad += tile.byte_offset != -1;
       continue;
     }
-    std::int64_t begin = tile.byte_offset, end = begin + tile.bytes_per_partition;
+    std::int64_t begin = tile.byte_offset, end = begin + tile.bytes_per_partition();
     bool psum = tile.memory == Memory::Psum;
     bad += begin < 0 || begin % 4 != 0 || end > (psum ? psum_bytes : sbuf_bytes);
-    bad += tile.bytes_per_partition != bytes_per_partition(tile);
-    if (psum && tile.bytes_per_partition <= 2048)
-      bad += tile.bytes_per_partition > 0 && begin / 2048 != (end - 1) / 2048;
-    if (psum && tile.bytes_per_partition > 2048)
+    bad += tile.bytes_per_partition() != bytes_per_partition(tile);
+    if (psum && tile.bytes_per_partition() <= 2048)
+      bad += tile.bytes_per_partition() > 0 && begin / 2048 != (end - 1) / 2048;
+    if (psum && tile.bytes_per_partition() > 2048)
       bad += begin % 2048 != 0;
     starting[l.first[t]].push_back(t);
     ending[l.last[t]].push_back(t);
@@ -94,10 +94,10 @@ int count_violations(const Function &fn, std::int64_t sbuf_bytes, std::int64_t p
   for (std::size_t i = 0; i < fn.instructions.size(); ++i) {
     for (TensorId t : starting[i]) {
       const Tensor &tile = fn.tensors[t];
-      if (tile.bytes_per_partition == 0)
+      if (tile.bytes_per_partition() == 0)
         continue;
       auto &m = live[tile.memory == Memory::Psum];
-      std::int64_t begin = tile.byte_offset, end = begin + tile.bytes_per_partition;
+      std::int64_t begin = tile.byte_offset, end = begin + tile.bytes_per_partition();
       auto next = m.lower_bound(begin);
       if (next != m.end() && next->first < end)
         ++bad;
@@ -106,7 +106,7 @@ int count_violations(const Function &fn, std::int64_t sbuf_bytes, std::int64_t p
       m[begin] = end;
     }
     for (TensorId t : ending[i])
-      if (fn.tensors[t].bytes_per_partition > 0)
+      if (fn.tensors[t].bytes_per_partition() > 0)
         live[fn.tensors[t].memory == Memory::Psum].erase(fn.tensors[t].byte_offset);
   }
   return bad;
@@ -121,9 +121,8 @@ std::optional<TensorId> naive_allocate(Function &fn, std::int64_t sbuf_bytes, st
   for (Tensor &t : fn.tensors)
     if (is_on_chip(t.memory)) {
       t.byte_offset = -1;
-      t.bytes_per_partition = bytes_per_partition(t);
     }
-  auto units_of = [](const Tensor &t) { return (t.bytes_per_partition + 3) / 4; };
+  auto units_of = [](const Tensor &t) { return (t.bytes_per_partition() + 3) / 4; };
   for (std::size_t i = 0; i < fn.instructions.size(); ++i) {
     for (const Operand &a : operands(fn, fn.instructions[i])) {
       Tensor &t = fn.tensors[a.tensor];
@@ -211,12 +210,12 @@ TEST_CASE("allocation: tiles of successive loop iterations reuse the same space"
   REQUIRE_FALSE(allocate_on_chip(fn, 4096, kPsumBytes));
   for (int k = 0; k < 100; ++k) {
     CHECK(fn.tensors[tiles[k]].byte_offset == (k % 2) * 2048);
-    CHECK(fn.tensors[tiles[k]].bytes_per_partition == 2048);
+    CHECK(fn.tensors[tiles[k]].bytes_per_partition() == 2048);
     CHECK(fn.tensors[tiles[k]].partition_start == 0);
   }
   CHECK(fn.tensors[unused].byte_offset == -1);
   CHECK(fn.tensors[input].byte_offset == -1);
-  CHECK(fn.tensors[input].bytes_per_partition == 0);
+  CHECK(fn.tensors[input].bytes_per_partition() == 0);
   CHECK(count_violations(fn, 4096, kPsumBytes) == 0);
 
   // Four bytes less, and the second tile no longer fits beside the first.
@@ -277,9 +276,9 @@ TEST_CASE("allocation: SBUF offsets are 4-byte aligned", "[ir]") {
   // First use in instruction order, destinations before sources.
   CHECK(fn.tensors[c].byte_offset == 0);
   CHECK(fn.tensors[a].byte_offset == 4);
-  CHECK(fn.tensors[a].bytes_per_partition == 2);
+  CHECK(fn.tensors[a].bytes_per_partition() == 2);
   CHECK(fn.tensors[b].byte_offset == 8);
-  CHECK(fn.tensors[b].bytes_per_partition == 3);
+  CHECK(fn.tensors[b].bytes_per_partition() == 3);
 }
 
 TEST_CASE("allocation: PSUM tiles stay within a 2 KiB bank, larger ones start a bank", "[ir]") {

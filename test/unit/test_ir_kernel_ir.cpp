@@ -277,9 +277,9 @@ TEST_CASE("a tensor name is its stem and number, equal to the same text however 
   std::thread([&] { from_thread = TensorName("made elsewhere", 3); }).join();
   CHECK(from_thread.str() == "made elsewhere.3");
   CHECK(from_thread == TensorName("made elsewhere", 3));
-  // A trace holds one Tensor per tile: the name takes 8 bytes of its 48.
+  // A trace holds one Tensor per tile: the name takes 8 bytes of its 40.
   CHECK(sizeof(TensorName) == 8);
-  CHECK(sizeof(Tensor) == 48);
+  CHECK(sizeof(Tensor) == 40);
 }
 
 TEST_CASE("a tensor shape is the one kept copy of its dimensions", "[ir]") {

@@ -19,7 +19,6 @@ TensorId add(Function &fn, std::string name, Memory memory, std::vector<std::int
   Tensor t = tensor(std::move(name), TensorRole::Internal, memory, std::move(shape), DType::Float32);
   if (is_on_chip(memory)) {
     t.byte_offset = byte_offset;
-    t.bytes_per_partition = bytes_per_partition(t);
   }
   fn.tensors.push_back(std::move(t));
   return static_cast<TensorId>(fn.tensors.size() - 1);

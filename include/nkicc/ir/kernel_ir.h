@@ -58,11 +58,14 @@ struct Tensor {
 
   /// Allocation, filled by allocate_on_chip() for SBUF/PSUM tiles: partitions
   /// [partition_start, partition_start + shape[0]) and bytes [byte_offset, byte_offset +
-  /// bytes_per_partition) of each. (A trace holds one Tensor per tile it creates, up to
-  /// millions: the fields are ordered to pack into 48 bytes.)
+  /// bytes_per_partition()) of each. (A trace holds one Tensor per tile it creates, up to
+  /// millions: the fields are ordered to pack into 40 bytes.)
   std::int32_t partition_start = 0;
   std::int64_t byte_offset = -1;
-  std::int64_t bytes_per_partition = 0;
+
+  /// The bytes an SBUF or PSUM tile takes in each of its partitions (ir::bytes_per_partition);
+  /// 0 for an HBM tensor. Computed from the shape and dtype, not kept.
+  std::int64_t bytes_per_partition() const;
 };
 
 /// A tensor id that names no tensor (a block of a block tensor that no instruction uses).
