@@ -105,9 +105,14 @@ void append_tensor_info(std::string &out, const std::vector<TensorSpec> &tensors
 } // namespace
 
 std::string internal_key_string(const InternalCall &call, const TargetInfo &target) {
-  // internal_key_components' keys in sorted (byte) order.
   std::string out;
   out.reserve(256);
+  append_internal_key_string(out, call, target);
+  return out;
+}
+
+void append_internal_key_string(std::string &out, const InternalCall &call, const TargetInfo &target) {
+  // internal_key_components' keys in sorted (byte) order.
   out += "[('attrs', ";
   append_py_repr(out, call.attrs);
   out += "), ('kernel_name', ";
@@ -125,7 +130,6 @@ std::string internal_key_string(const InternalCall &call, const TargetInfo &targ
   out += "), ('target', ";
   append_py_str_repr(out, target.class_name);
   out += ")]";
-  return out;
 }
 
 std::string cache_key_of(const std::string &key_components_string) { return sha256_hex(key_components_string); }

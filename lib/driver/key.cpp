@@ -1,6 +1,7 @@
 // `nkicc key`: each call's key as far as it is known before tracing, or with --explain its
 // persistent key component by component, from a streamed description or one read whole.
 #include "driver/pipeline.h"
+#include "nkicc/support/sha256.h"
 
 namespace nkicc {
 
@@ -62,10 +63,17 @@ private:
       fmt::format_to(std::back_inserter(sink_.text), "call {}: kernel {}\n  specialization key: {}\n", call.index,
                      e.kernel, py_repr(*key));
     } else {
+      // Written straight into the output: the components, then the SHA-256 of what was just
+      // written (a key a call, a hundred thousand calls a run).
       const InternalCall &c = call.internal();
-      std::string text = internal_key_string(c, *target_.info);
-      fmt::format_to(std::back_inserter(sink_.text), "call {}: internal {}\n  components: {}\n  key: {}\n", call.index,
-                     c.internal, text, cache_key_of(text));
+      std::string &out = sink_.text;
+      fmt::format_to(std::back_inserter(out), "call {}: internal {}\n  components: ", call.index, c.internal);
+      std::size_t start = out.size();
+      append_internal_key_string(out, c, *target_.info);
+      std::size_t end = out.size();
+      out += "\n  key: ";
+      append_sha256_hex(out, std::string_view(out).substr(start, end - start));
+      out += '\n';
     }
   }
 

@@ -9,18 +9,24 @@
 
 namespace nkicc {
 
-std::string sha256_hex(std::string_view data) {
+void append_sha256_hex(std::string &out, std::string_view data) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256_CTX ctx;
   SHA256_Init(&ctx);
   SHA256_Update(&ctx, data.data(), data.size());
   SHA256_Final(digest, &ctx);
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(2 * SHA256_DIGEST_LENGTH, '0');
+  char hex[2 * SHA256_DIGEST_LENGTH];
   for (std::size_t i = 0; i < SHA256_DIGEST_LENGTH; ++i) {
-    out[2 * i] = kHex[digest[i] >> 4];
-    out[2 * i + 1] = kHex[digest[i] & 0xF];
+    hex[2 * i] = kHex[digest[i] >> 4];
+    hex[2 * i + 1] = kHex[digest[i] & 0xF];
   }
+  out.append(hex, sizeof hex);
+}
+
+std::string sha256_hex(std::string_view data) {
+  std::string out;
+  append_sha256_hex(out, data);
   return out;
 }
 

@@ -1,4 +1,5 @@
 #include "nkicc/cache/cache_key.h"
+#include "nkicc/support/sha256.h"
 
 #include <catch2/catch.hpp>
 
@@ -52,4 +53,26 @@ TEST_CASE("internal_key_string is the text of the key components, written direct
     REQUIRE(target);
     CHECK(internal_key_string(call, *target) == key_components_string(internal_key_components(call, *target)));
   }
+}
+
+TEST_CASE("the key's text and digest append to what a line already holds", "[cache]") {
+  const TargetInfo &trn2 = *find_target("trn2");
+  InternalCall call;
+  call.kernel_name = "transpose";
+  call.operands = {tensor({64, 32}, DType::BFloat16)};
+  call.attrs = PyConstant::make_dict({{"tile", PyConstant::integer(32)}});
+  std::string line = "components: ";
+  append_internal_key_string(line, call, trn2);
+  CHECK(line == "components: " + internal_key_string(call, trn2));
+  // The digest of bytes inside the string it is appended to (nkicc key hashes the components it
+  // just wrote), however large the string grows meanwhile.
+  std::string out = "abc";
+  append_sha256_hex(out, std::string_view(out));
+  CHECK(out == "abcba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  std::string big(1000, 'x');
+  std::string expected = big + sha256_hex(big);
+  big.shrink_to_fit();
+  append_sha256_hex(big, std::string_view(big));
+  CHECK(big == expected);
+  CHECK(cache_key_of("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }

@@ -24,6 +24,8 @@ std::string key_components_string(const PyConstant &components);
 /// the components' sorted order is fixed, so no PyConstant tree is built and copied (it was a
 /// third of `nkicc key`'s work on internal calls).
 std::string internal_key_string(const InternalCall &call, const TargetInfo &target);
+/// internal_key_string() appended to `out`.
+void append_internal_key_string(std::string &out, const InternalCall &call, const TargetInfo &target);
 
 /// `hashlib.sha256(key_str.encode()).hexdigest()`.
 std::string cache_key_of(const std::string &key_components_string);
