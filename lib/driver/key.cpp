@@ -162,8 +162,10 @@ std::optional<std::optional<DriverOutput>> stream_key(const DriverOptions &optio
     return read_whole(diags, mark);
   const Manifest &header = d->scan.header;
   Pipeline pipeline(options, sources, diags, header, d->modules, d->target);
+  // A registry that cannot be read is reported without reading the description again, as
+  // stream_trace() does.
   if (!pipeline.load_registry(d->internals()))
-    return read_whole(diags, mark);
+    return pipeline.registry_read() ? read_whole(diags, mark) : std::optional<DriverOutput>{};
   if (options.explain_keys && !pipeline.load_modules())
     return std::optional<DriverOutput>{};
   StageTimer timer(options, "key (second pass)");

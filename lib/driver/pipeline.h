@@ -136,6 +136,8 @@ public:
     }
     return ok;
   }
+  /// Whether the registry was read (load_registry() can fail after, on a kernel it lacks).
+  bool registry_read() const { return registry_loaded_; }
 
   /// Traces every call in order: external calls through their specialization caches,
   /// internal calls through the per-run binary cache (seed 000 codegenInternalNativeNkiKernel).

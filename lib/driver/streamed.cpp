@@ -172,8 +172,12 @@ std::optional<std::optional<DriverOutput>> stream_trace(const DriverOptions &opt
   pipeline.streaming();
   {
     StageTimer timer(options, "trace");
+    // A registry that cannot be read is reported as the whole read would report it (it checks
+    // what the first pass checked, in the same order, then reads the same registry): the
+    // description is not read again for that. A kernel the registry lacks is reported at each
+    // call that names it, which the first pass did not keep.
     if (!pipeline.load_registry(d->internals()))
-      return read_whole(diags, mark);
+      return pipeline.registry_read() ? read_whole(diags, mark) : std::optional<DriverOutput>{};
     // From here on the run is this one: module-level code runs, calls are traced.
     ReadFigures figures;
     if (!pipeline.load_modules() ||
