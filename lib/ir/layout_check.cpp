@@ -53,7 +53,7 @@ std::string pattern_text(const Function &fn, const Operand &op) {
     out += fmt::format("{}[{}, {}]", i ? ", " : "", pattern[i].first, pattern[i].second);
   out += ']';
   if (op.offset)
-    out += fmt::format("{:+}", op.offset);
+    out += fmt::format("{:+}", static_cast<std::int64_t>(op.offset));
   return out;
 }
 

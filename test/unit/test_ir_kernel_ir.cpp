@@ -7,6 +7,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -318,4 +319,36 @@ TEST_CASE("a tensor shape is the one kept copy of its dimensions", "[ir]") {
   std::thread([&] { from_thread = TensorShape{7, 9}; }).join();
   CHECK(from_thread == TensorShape{7, 9});
   CHECK(sizeof(TensorShape) == 8);
+}
+
+TEST_CASE("an operand offset is held in 4 bytes whatever its value", "[ir]") {
+  using nkicc::ir::OperandOffset;
+  CHECK(sizeof(OperandOffset) == 4);
+  CHECK(sizeof(nkicc::ir::Operand) == 12);
+  // Inline from -2^30 to 2^31 - 1, kept in the process's table beyond; the same value is the
+  // same whichever way it is held, and a kept one is kept once.
+  for (std::int64_t v :
+       {std::int64_t{0}, std::int64_t{-1}, std::int64_t{1}, -(std::int64_t{1} << 30), -(std::int64_t{1} << 30) - 1,
+        std::int64_t{INT32_MAX}, std::int64_t{INT32_MAX} + 1, std::int64_t{INT32_MIN}, std::int64_t{1} << 40,
+        std::int64_t{INT64_MAX}, std::int64_t{INT64_MIN}})
+    CHECK(static_cast<std::int64_t>(OperandOffset(v)) == v);
+  OperandOffset a(std::int64_t{5} << 32), b(std::int64_t{5} << 32);
+  CHECK(std::memcmp(&a, &b, sizeof a) == 0);
+  std::int64_t from_thread = 0;
+  std::thread([&] { from_thread = OperandOffset((std::int64_t{7} << 33) + 3); }).join();
+  CHECK(from_thread == (std::int64_t{7} << 33) + 3);
+  // Through a Function: the operand gives back the access pattern's offset.
+  Function fn;
+  Tensor big;
+  big.name = "big";
+  big.role = TensorRole::Input;
+  big.memory = Memory::SharedHbm;
+  big.shape = {1 << 20, 1 << 14};
+  fn.tensors.push_back(big);
+  AccessPattern ap;
+  ap.tensor = 0;
+  ap.pattern = {{1 << 14, 128}, {1, 512}};
+  ap.offset = (std::int64_t{1} << 34) - 128 * (1 << 14);
+  fn.append(Instruction{}, std::span<const AccessPattern>(&ap, 1), {});
+  CHECK(fn.access_pattern(fn.operands(fn.instructions[0])[0]).offset == ap.offset);
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "nkicc/ir/segmented_vector.h"
+#include "nkicc/ir/operand_offset.h"
 #include "nkicc/ir/small_vector.h"
 #include "nkicc/ir/tensor_name.h"
 #include "nkicc/ir/tensor_shape.h"
@@ -180,15 +181,15 @@ std::string_view opcode_name(Opcode op);
 /// op, axis, mask bounds, accumulate flag, ...).
 using AttrList = std::vector<std::pair<std::string, PyConstant>>;
 
-/// An access pattern as a Function stores it (16 bytes): the `[step, num]` list and the grid
+/// An access pattern as a Function stores it (12 bytes): the `[step, num]` list and the grid
 /// terms are interned in the Function as one view id, since a trace repeats the same few
 /// thousand of them over millions of instructions.
 struct Operand {
   TensorId tensor = 0;
   std::uint32_t view = 0; ///< Function::pattern(), Function::program_offset()
-  std::int64_t offset = 0;
+  OperandOffset offset;
 };
-static_assert(sizeof(Operand) == 16);
+static_assert(sizeof(Operand) == 12);
 
 /// One instruction (24 bytes): its operands live in the Function, `dst` first, then `src`, and
 /// its attributes are an interned list.
