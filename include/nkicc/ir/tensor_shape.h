@@ -7,7 +7,10 @@
 
 #include "nkicc/ir/small_vector.h"
 
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <vector>
 
 namespace nkicc::ir {
 
