@@ -467,21 +467,51 @@ Value call_named(NkiRuntime &rt, const OpInfo &op, Interpreter &interp, CallArgs
 
 } // namespace
 
+namespace {
+
+/// An op's signature, parsed when a kernel first calls the op: nl and nisa define a few hundred
+/// ops, a kernel calls a handful, and parsing them all was a tenth of a small trace's work.
+class LazyOpInfo {
+public:
+  explicit LazyOpInfo(const OpDef &def) : def_(def) {}
+  const OpInfo &get() {
+    if (!info_)
+      info_.emplace(parse_signature(def_));
+    return *info_;
+  }
+
+private:
+  const OpDef &def_;
+  std::optional<OpInfo> info_;
+};
+
+/// The name an op is installed under: its signature up to the parameters (the whole signature
+/// is checked when it is parsed).
+std::string_view op_name_of(const OpDef &def) { return def.signature.substr(0, def.signature.find('(')); }
+
+} // namespace
+
 void install_ops(NkiRuntime &rt, ModuleObject &module, std::span<const OpDef> table, bool named) {
   for (const OpDef &def : table) {
-    auto info = std::make_shared<const OpInfo>(parse_signature(def));
-    std::string name(info->name);
+    auto lazy = std::make_shared<LazyOpInfo>(def);
+    std::string name(op_name_of(def));
     BuiltinFunction::Impl impl;
     if (def.dst.enabled)
-      impl = [&rt, info](Interpreter &interp, CallArgs &call) { return call_with_dst(rt, *info, interp, call); };
+      impl = [&rt, lazy](Interpreter &interp, CallArgs &call) { return call_with_dst(rt, lazy->get(), interp, call); };
     else
-      impl = [&rt, info](Interpreter &interp, CallArgs &call) {
-        OpCall c(&rt, nullptr, *info, interp, call);
-        return lower_masked(*info, c);
+      impl = [&rt, lazy](Interpreter &interp, CallArgs &call) {
+        const OpInfo &info = lazy->get();
+        OpCall c(&rt, nullptr, info, interp, call);
+        return lower_masked(info, c);
       };
-    if (named && info->index("name") == info->params.size())
-      impl = [&rt, info, inner = std::move(impl)](Interpreter &interp, CallArgs &call) {
-        return call_named(rt, *info, interp, call, inner);
+    // In a module whose ops take `name=` (the instruction's name), an op without a `name`
+    // parameter of its own has it taken here.
+    if (named)
+      impl = [&rt, lazy, inner = std::move(impl)](Interpreter &interp, CallArgs &call) {
+        const OpInfo &info = lazy->get();
+        if (info.index("name") != info.params.size())
+          return inner(interp, call);
+        return call_named(rt, info, interp, call, inner);
       };
     module.globals().set(name, Value::object(std::make_shared<BuiltinFunction>(name, std::move(impl))));
   }
