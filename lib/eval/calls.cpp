@@ -180,7 +180,6 @@ Machine::InlineFrame *Machine::enter_inline(FunctionObject &fn, Value *args, std
   if (in_.function_frames_ == 0) [[unlikely]]
     in_.kernel_name_ = std::string(fn.name);
   ++in_.function_frames_;
-  in_.call_depth_ = in_.function_frames_ - 1;
   prepare_frame(fn, code, regs, top.frame);
   return &top;
 }
@@ -188,7 +187,6 @@ Machine::InlineFrame *Machine::enter_inline(FunctionObject &fn, Value *args, std
 void Machine::leave_inline() {
   InlineFrame &top = *inline_pool_[--inline_depth_];
   --in_.function_frames_;
-  in_.call_depth_ = in_.function_frames_ ? in_.function_frames_ - 1 : 0;
   if (in_.loop_stack_.size() != top.frame.loop_base) [[unlikely]]
     in_.loop_stack_.resize(top.frame.loop_base);
   const Code &code = *top.frame.code;

@@ -332,14 +332,11 @@ struct Machine::FrameScope {
     if (in.function_frames_ == 0)
       in.kernel_name_ = std::string(fn.name);
     ++in.function_frames_;
-    in.call_depth_ = in.function_frames_ - 1;
     entered = true;
   }
   ~FrameScope() {
-    if (entered) {
+    if (entered)
       --in.function_frames_;
-      in.call_depth_ = in.function_frames_ ? in.function_frames_ - 1 : 0;
-    }
     in.loop_stack_.resize(loop_base);
     if (code)
       m.release_frame(*code, regs, nregs, mark);

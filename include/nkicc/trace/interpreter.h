@@ -314,7 +314,7 @@ public:
   LoopKind current_loop_kind() const { return loop_stack_.empty() ? LoopKind::None : loop_stack_.back(); }
   std::size_t loop_depth() const { return loop_stack_.size(); }
   /// The call depth (0 in the kernel's own body, 1 in a helper it calls, ...).
-  std::size_t call_depth() const { return call_depth_; }
+  std::size_t call_depth() const { return function_frames_ ? function_frames_ - 1 : 0; }
 
   /// `print(...)` output; the tool logs it at info level.
   void set_print_handler(std::function<void(const std::string &)> handler) { print_ = std::move(handler); }
@@ -464,7 +464,6 @@ private:
   ModuleResolver resolver_;
   std::shared_ptr<Scope> builtins_;
   std::vector<LoopKind> loop_stack_;
-  std::size_t call_depth_ = 0;
   mutable std::uint64_t steps_ = 0; ///< (count_copy adds to it from const operations)
   /// The step count at which the evaluator leaves its fast path: the step budget, or the next
   /// look at the clock when there is a time budget, whichever comes first.
