@@ -93,12 +93,14 @@ bool write_all(int fd, std::string_view data, int &err) {
   return true;
 }
 
-/// Reads up to `limit` bytes of an open file.
+/// Reads up to `limit` bytes of an open file. The buffer grows from 4 KiB as the file turns
+/// out larger: the files read whole here are mostly a shard's few hundred bytes of counters, and
+/// a first step of 64 KiB zeroed 64 KiB for each (a persistent-cache run flushes up to 16).
 bool read_fd(int fd, std::string &out, std::size_t limit, int &err) {
   std::size_t have = out.size();
   while (have < limit) {
     if (out.size() < limit)
-      out.resize(std::min(limit, std::max<std::size_t>(have + 65536, have * 2)));
+      out.resize(std::min(limit, std::max<std::size_t>(have + 4096, have * 2)));
     ssize_t n = ::read(fd, out.data() + have, out.size() - have);
     if (n < 0) {
       if (errno == EINTR)
