@@ -174,6 +174,10 @@ public:
       options_.stage_timer("binary cache keys", std::chrono::duration<double, std::milli>(key_time_).count());
     if (options_.stage_timer && bir_time_.count())
       options_.stage_timer("BIR kernels", std::chrono::duration<double, std::milli>(bir_time_).count());
+    if (options_.debug_log && replayed_hits_)
+      options_.debug_log(fmt::format("{} calls took the per-run cache hit of an earlier call with the same bytes (its "
+                                     "key not computed again)",
+                                     replayed_hits_));
     if (!key_seconds_.empty() && options_.cache.log) {
       // CPU time of this thread, not wall time: the figures a benchmark compares (one hit
       // against one key) must not depend on what else the machine runs.
@@ -576,9 +580,52 @@ private:
     return calls_.emplace_back();
   }
 
-  void trace_external(const Call &call) {
+  /// A call whose bytes repeat those of a call that was a per-run cache hit is the same hit: it
+  /// takes that call's key and kernel without computing the key again (a description of a
+  /// hundred thousand calls over a hundred variants spent most of its time on keys). Recorded
+  /// only after a hit, whose outcome depends on the call's bytes and on entries that stay.
+  struct RepeatedHit {
+    std::string cache_key;
+    const CachedKernel *kernel = nullptr;
+    std::shared_ptr<const trace::KernelTrace> trace;
+  };
+  const RepeatedHit *repeated_hit(const Call &call) const {
+    if (!options_.use_cache || call.text >= repeated_hits_.size() || !repeated_hits_[call.text].kernel)
+      return nullptr;
+    return &repeated_hits_[call.text];
+  }
+  void remember_hit(const Call &call, const CompiledCall &c) {
+    if (!options_.use_cache || call.text == Call::kNoText)
+      return;
+    if (call.text >= repeated_hits_.size())
+      repeated_hits_.resize(call.text + 1);
+    repeated_hits_[call.text] = RepeatedHit{c.cache_key, c.kernel, c.trace};
+  }
+  /// The compiled call of a repeated hit, counted as trace_external()'s or trace_internal()'s hit
+  /// would be.
+  void replay_hit(const Call &call, const RepeatedHit &r, std::string_view func_name, std::string_view kernel_name) {
+    ++replayed_hits_;
     CompiledCall &c = slot();
-    const trace::KernelTrace *t = tracer_.trace_call(call);
+    c.func_name = func_name;
+    c.kernel_name = kernel_name;
+    c.cache_key = r.cache_key;
+    c.kernel = r.kernel;
+    c.trace = r.trace;
+    if (call.is_external()) {
+      tracer_.count_hit(c.func_name);
+    } else {
+      ++binary_cache_.cache_hits;
+      log("Cache hit for {} (cache key: {}...)", c.func_name, c.cache_key.substr(0, 16));
+      binary_cache_.record_usage(c.cache_key);
+    }
+  }
+
+  void trace_external(const Call &call) {
+    if (const RepeatedHit *r = repeated_hit(call))
+      return replay_hit(call, *r, call.external().kernel, call.external().kernel);
+    CompiledCall &c = slot();
+    bool run_hit = false;
+    const trace::KernelTrace *t = tracer_.trace_call(call, &run_hit);
     if (!t)
       return;
     c.func_name = call.external().kernel;
@@ -586,6 +633,7 @@ private:
     // The specialization's BIR kernel, compiled once per specialization key.
     c.cache_key = cache_key_of(c.func_name + ":" + t->specialization_key);
     auto it = external_kernels_.find(c.cache_key);
+    run_hit = run_hit && it != external_kernels_.end();
     if (it == external_kernels_.end()) {
       CachedKernel k;
       auto hit = persistent_bir_.find(c.cache_key);
@@ -607,6 +655,8 @@ private:
     }
     c.kernel = &it->second;
     c.trace = it->second.trace;
+    if (run_hit)
+      remember_hit(call, c);
   }
 
   /// A per-run cache hit hands the call a kernel traced for an earlier call with the same key,
@@ -654,6 +704,8 @@ private:
 
   void trace_internal(const Call &call) {
     const InternalCall &ic = call.internal();
+    if (const RepeatedHit *r = repeated_hit(call))
+      return replay_hit(call, *r, ic.internal, ic.kernel_name);
     const RegistryEntry *entry = registry_.find(ic.internal);
     CompiledCall &c = slot();
     c.func_name = ic.internal;
@@ -670,7 +722,8 @@ private:
     const CachedKernel *cached = options_.use_cache ? binary_cache_.get(c.cache_key) : nullptr;
     if (cached && !same_result_memory(call, *entry, *cached->trace, c.cache_key))
       return;
-    if (cached) {
+    bool run_hit = cached != nullptr;
+    if (run_hit) {
       ++binary_cache_.cache_hits;
       log("Cache hit for {} (cache key: {}...)", c.func_name, c.cache_key.substr(0, 16));
       binary_cache_.record_usage(c.cache_key);
@@ -727,6 +780,8 @@ private:
     }
     c.kernel = cached;
     c.trace = cached->trace;
+    if (run_hit)
+      remember_hit(call, c);
   }
 
   const DriverOptions &options_;
@@ -756,6 +811,8 @@ private:
   std::map<std::string, std::pair<std::size_t, SourceLoc>> first_call_of_key_;
   BinaryCache binary_cache_;
   std::map<std::string, CachedKernel> external_kernels_;
+  std::vector<RepeatedHit> repeated_hits_; ///< by Call::text; kernel null where none is known
+  std::size_t replayed_hits_ = 0;          ///< calls that took one, for -vv
   /// What each call the output shows compiled to, by call index (keep_calls_); else the one
   /// call being traced.
   std::vector<CompiledCall> calls_;

@@ -639,10 +639,11 @@ public:
     return std::nullopt;
   }
 
-  /// The call just checked, whose text known() saw last (if it kept it).
-  void add(const Call &call) {
+  /// The call just checked, whose text known() saw last (if it kept it): it gets its text's id.
+  void add(Call &call) {
     if (!std::exchange(has_pending_, false))
       return;
+    call.text = static_cast<std::uint32_t>(calls_.size());
     auto entry = std::make_unique<Entry>(Entry{std::move(pending_), call});
     bytes_ += entry->text.size();
     ids_.emplace(entry->text, static_cast<std::uint32_t>(calls_.size()));

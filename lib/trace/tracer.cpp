@@ -277,7 +277,7 @@ struct Tracer::Impl {
     return std::nullopt;
   }
 
-  const KernelTrace *trace_call(const Call &call) {
+  const KernelTrace *trace_call(const Call &call, bool *hit) {
     const ExternalCall &e = call.external();
     // SPEC §5: a grid spanning several physical cores needs a target that has them.
     if (e.nc > 1 && !target.info->multi_core_spmd) {
@@ -301,6 +301,8 @@ struct Tracer::Impl {
       auto it = cache.entries.find(key_text);
       if (it != cache.entries.end()) {
         ++cache.hits;
+        if (hit)
+          *hit = true;
         return it->second.get();
       }
     }
@@ -878,7 +880,13 @@ Tracer::~Tracer() = default;
 
 bool Tracer::load_modules() { return impl_->load_modules(); }
 
-const KernelTrace *Tracer::trace_call(const Call &call) { return impl_->trace_call(call); }
+const KernelTrace *Tracer::trace_call(const Call &call, bool *hit) {
+  if (hit)
+    *hit = false;
+  return impl_->trace_call(call, hit);
+}
+
+void Tracer::count_hit(const std::string &kernel) { ++impl_->caches[kernel].hits; }
 
 const python::Module *Tracer::load_registry_entry(const RegistryEntry &entry, const std::vector<FileId> &texts) {
   return impl_->load_registry_entry(entry, texts);

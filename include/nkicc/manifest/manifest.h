@@ -67,9 +67,15 @@ struct InternalCall {
 };
 
 struct Call {
+  /// A streamed read checks a call whose bytes repeat an earlier call's only once: the calls
+  /// with the same bytes share this id (the pipeline reuses what it made of the first of them).
+  /// kNoText for a call read otherwise, or past the read's bound on texts kept.
+  static constexpr std::uint32_t kNoText = 0xffffffff;
+
   std::size_t index = 0;
   SourceLoc loc;
   std::variant<ExternalCall, InternalCall> body;
+  std::uint32_t text = kNoText;
 
   bool is_external() const { return std::holds_alternative<ExternalCall>(body); }
   const ExternalCall &external() const { return std::get<ExternalCall>(body); }

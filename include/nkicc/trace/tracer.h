@@ -89,8 +89,11 @@ public:
   bool load_modules();
 
   /// Traces one external call, or returns the cached specialization. Null (with diagnostics)
-  /// when the trace fails.
-  const KernelTrace *trace_call(const Call &call);
+  /// when the trace fails. `hit`, when given, says whether the specialization cache had it.
+  const KernelTrace *trace_call(const Call &call, bool *hit = nullptr);
+  /// Counts a specialization-cache hit for `kernel` as trace_call() would: the caller found the
+  /// call's specialization itself (a repeat of a call whose trace_call() was a hit).
+  void count_hit(const std::string &kernel);
 
   /// Registers a registry entry's files (entry.files, whose texts the caller read into the
   /// SourceManager as `texts`, in the same order) with the kernel-file loader, so that imports
