@@ -171,7 +171,8 @@ public:
   /// After the last call: the cache figures for -vv; false when any trace failed.
   bool finish_tracing() {
     if (options_.stage_timer && binary_cache_.cache_hits + binary_cache_.cache_misses)
-      options_.stage_timer("binary cache keys", std::chrono::duration<double, std::milli>(key_time_).count());
+      options_.stage_timer(fmt::format("binary cache keys ({} computed)", keys_timed_),
+                           std::chrono::duration<double, std::milli>(key_time_).count());
     if (options_.stage_timer && bir_time_.count())
       options_.stage_timer("BIR kernels", std::chrono::duration<double, std::milli>(bir_time_).count());
     if (options_.debug_log && replayed_hits_)
@@ -716,6 +717,7 @@ private:
       auto key_start = std::chrono::steady_clock::now();
       c.cache_key = cache_key_of(internal_key_string(ic, *target_.info));
       key_time_ += std::chrono::steady_clock::now() - key_start;
+      ++keys_timed_;
     } else {
       c.cache_key = cache_key_of(internal_key_string(ic, *target_.info));
     }
@@ -821,6 +823,7 @@ private:
   std::vector<Call> kept_;              ///< a streamed description's calls the output shows
   bool keep_calls_;
   std::chrono::steady_clock::duration key_time_{}; ///< computing binary-cache keys, for -vv
+  std::size_t keys_timed_ = 0;                     ///< how many key_time_ covers
   std::chrono::steady_clock::duration bir_time_{}; ///< writing BIR kernels (within the trace stage), for -vv
 };
 
