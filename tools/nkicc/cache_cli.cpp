@@ -98,8 +98,9 @@ void add_trace_cache_options(CLI::App &trace, CacheCliOptions &o) {
                    "Share traced kernels on a server: redis://HOST:PORT/N or http://HOST:PORT/PREFIX (Bazel "
                    "remote cache layout; default: NKICC_REMOTE_CACHE)");
   trace.add_flag("--remote-cache-read-only", o.remote_read_only, "Read the remote cache, never upload to it");
-  trace.add_option("--remote-cache-timeout", o.remote_timeout,
-                   "Seconds to wait for the remote cache to connect or answer (default: 2)")
+  trace
+      .add_option("--remote-cache-timeout", o.remote_timeout,
+                  "Seconds to wait for the remote cache to connect or answer (default: 2)")
       ->check(CLI::PositiveNumber);
 }
 
@@ -111,9 +112,11 @@ void add_key_cache_options(CLI::App &key, CacheCliOptions &o) {
       ->check(CLI::IsMember({"text", "json"}));
 }
 
-void add_cache_subcommand(CLI::App &app, CacheCliOptions &o) {
+void add_cache_subcommand(CLI::App &app, CacheCliOptions &o, bool named) {
   o.cache = app.add_subcommand("cache", "Inspect or maintain the persistent cache folder");
   o.cache->require_subcommand(1);
+  if (!named)
+    return;
   auto common = [&o](CLI::App *sub, bool size) {
     sub->add_option("--cache-dir", o.dir, "The cache folder (default: NKICC_CACHE_DIR)");
     if (size)

@@ -227,16 +227,19 @@ int run_checked(int argc, char **argv) {
       {"simulate", "Trace each call and run its BIR kernel on the CPU: .npy inputs in, .npy outputs out",
        make_simulate_command},
   };
+  auto named = [&](const char *name) {
+    return std::any_of(argv + 1, argv + argc, [&](const char *arg) { return std::strcmp(arg, name) == 0; });
+  };
   std::vector<std::unique_ptr<Command>> commands;
   for (const SubcommandEntry &entry : kSubcommands) {
     CLI::App *sub = app.add_subcommand(entry.name, entry.description);
-    if (std::any_of(argv + 1, argv + argc, [&](const char *arg) { return std::strcmp(arg, entry.name) == 0; }))
+    if (named(entry.name))
       commands.push_back(entry.make(*sub, shared));
   }
   // `nkicc cache` maintains the persistent cache folder: it reads no description and prints its
   // own report, so it is run apart from the commands above (tools/nkicc/cache_cli.cpp).
   CacheCliOptions cache_cli;
-  add_cache_subcommand(app, cache_cli);
+  add_cache_subcommand(app, cache_cli, named("cache"));
 
   try {
     app.parse(argc, argv);
