@@ -2,8 +2,7 @@
 #include "nkicc/ir/tensor_name.h"
 
 #include "nkicc/support/intern_table.h"
-
-#include <array>
+#include "nkicc/support/recent_interned.h"
 
 namespace nkicc::ir {
 
@@ -14,27 +13,18 @@ InternTable &table() {
   return *t;
 }
 
-/// The stems this thread interned last: a trace names tile after tile from the same few
-/// variables, so most lookups end here, without the table's lock.
-struct RecentStems {
-  std::array<std::string_view, 4> text{};
-  std::array<std::uint32_t, 4> id{};
-  std::uint32_t next = 0;
-};
-thread_local RecentStems recent;
+/// The stems this thread interned last, by their text (which the table keeps).
+thread_local RecentInterned<std::string_view, std::uint32_t> recent;
 
 } // namespace
 
 std::uint32_t TensorName::intern(std::string_view text) {
   if (text.empty())
     return 0;
-  for (std::size_t k = 0; k < recent.text.size(); ++k)
-    if (recent.id[k] && recent.text[k] == text)
-      return recent.id[k];
+  if (const std::uint32_t *id = recent.find(text))
+    return *id;
   std::uint32_t id = table().intern(text);
-  std::uint32_t slot = recent.next++ % recent.text.size();
-  recent.text[slot] = table().text(id);
-  recent.id[slot] = id;
+  recent.add(table().text(id), id);
   return id;
 }
 

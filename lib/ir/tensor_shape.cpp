@@ -1,9 +1,10 @@
 // The process-wide table of distinct shapes behind ir::TensorShape.
 #include "nkicc/ir/tensor_shape.h"
 
+#include "nkicc/support/recent_interned.h"
+
 #include <xxhash.h>
 
-#include <array>
 #include <deque>
 #include <mutex>
 #include <string_view>
@@ -44,22 +45,16 @@ ShapeTable &table() {
   return *t;
 }
 
-/// The shapes this thread interned last: a trace makes tile after tile of the same few shapes,
-/// so most lookups end here, without the table's lock.
-struct RecentShapes {
-  std::array<const Shape *, 4> shape{};
-  std::uint32_t next = 0;
-};
-thread_local RecentShapes recent;
+/// The shapes this thread interned last, by their dimensions' bytes (which the table keeps).
+thread_local RecentInterned<std::string_view, const Shape *> recent;
 
 } // namespace
 
 const Shape *TensorShape::intern(const Shape &shape) {
-  for (const Shape *s : recent.shape)
-    if (s && *s == shape)
-      return s;
+  if (const Shape *const *s = recent.find(bytes_of(shape)))
+    return *s;
   const Shape *s = table().intern(shape);
-  recent.shape[recent.next++ % recent.shape.size()] = s;
+  recent.add(bytes_of(*s), s);
   return s;
 }
 
