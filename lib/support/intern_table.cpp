@@ -2,11 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace nkicc {
 
-InternTable::InternTable(std::string_view what) : what_(what) { add(std::string_view()); } // id 0: ""
+InternTable::InternTable(std::string_view what, std::uint32_t capacity)
+    : what_(what), max_chunks_(std::min(capacity, kMaxIds) >> kChunkBits) {
+  add(std::string_view()); // id 0: ""
+}
 
 std::uint32_t InternTable::intern(std::string_view text) {
   std::lock_guard lock(mutex_);
@@ -23,10 +27,18 @@ std::optional<std::uint32_t> InternTable::find(std::string_view text) {
 }
 
 std::uint32_t InternTable::add(std::string_view text) {
-  static_assert(kMaxChunks * kChunkSize == 16'777'216);
+  static_assert(kMaxChunks * kChunkSize == kMaxIds);
   std::uint32_t id = count_;
-  if (id >> kChunkBits >= kMaxChunks)
-    throw std::length_error(fmt::format("more than 16,777,216 distinct {}", what_));
+  if (id >> kChunkBits >= max_chunks_) {
+    // The capacity with its thousands grouped, as the other size messages write numbers.
+    std::string digits = std::to_string(max_chunks_ << kChunkBits), grouped;
+    for (std::size_t k = 0; k < digits.size(); ++k) {
+      if (k && (digits.size() - k) % 3 == 0)
+        grouped += ',';
+      grouped += digits[k];
+    }
+    throw std::length_error(fmt::format("more than {} distinct {}", grouped, what_));
+  }
   auto &chunk = chunks_[id >> kChunkBits];
   if (!chunk)
     chunk = std::make_unique<std::string_view[]>(kChunkSize);

@@ -34,3 +34,13 @@ TEST_CASE("an intern table gives each distinct text one id, 0 to the empty text"
   for (int k = 0; k < 10000; ++k)
     CHECK(table.text(ids[static_cast<std::size_t>(k)]) == "text " + std::to_string(k));
 }
+
+TEST_CASE("an intern table past its capacity says how many texts of what it holds", "[support]") {
+  InternTable table("test texts", 4096); // ids 0 (the empty text) to 4,095
+  for (int k = 1; k < 4096; ++k)
+    table.intern("t" + std::to_string(k));
+  CHECK(table.intern("t4095") == 4095); // a text already there still has its id
+  CHECK_THROWS_WITH(table.intern("one too many"), "more than 4,096 distinct test texts");
+  CHECK_FALSE(table.find("one too many").has_value());
+  CHECK(table.text(4095) == "t4095");
+}

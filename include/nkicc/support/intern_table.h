@@ -16,8 +16,11 @@ namespace nkicc {
 
 class InternTable {
 public:
-  /// `what` names the texts in the error past the table's 16,777,216 ids ("Python names").
-  explicit InternTable(std::string_view what);
+  static constexpr std::uint32_t kMaxIds = 16'777'216;
+
+  /// `what` names the texts in the error past the table's `capacity` ids ("Python names"):
+  /// a multiple of 4,096, at most (and by default) kMaxIds.
+  explicit InternTable(std::string_view what, std::uint32_t capacity = kMaxIds);
   InternTable(const InternTable &) = delete;
   InternTable &operator=(const InternTable &) = delete;
 
@@ -34,6 +37,7 @@ private:
   std::uint32_t add(std::string_view text);
 
   std::string what_;
+  std::uint32_t max_chunks_;
   std::mutex mutex_;
   std::deque<std::string> texts_; ///< a deque never moves its elements
   /// Texts by id, in chunks that never move: an id is handed out only after its text is stored,
