@@ -612,13 +612,16 @@ private:
     c.cache_key = r.cache_key;
     c.kernel = r.kernel;
     c.trace = r.trace;
-    if (call.is_external()) {
+    if (call.is_external())
       tracer_.count_hit(c.func_name);
-    } else {
-      ++binary_cache_.cache_hits;
-      log("Cache hit for {} (cache key: {}...)", c.func_name, c.cache_key.substr(0, 16));
-      binary_cache_.record_usage(c.cache_key);
-    }
+    else
+      count_internal_hit(c);
+  }
+  /// The seed's figures and -v line for an internal call that is a per-run cache hit.
+  void count_internal_hit(const CompiledCall &c) {
+    ++binary_cache_.cache_hits;
+    log("Cache hit for {} (cache key: {}...)", c.func_name, c.cache_key.substr(0, 16));
+    binary_cache_.record_usage(c.cache_key);
   }
 
   void trace_external(const Call &call) {
@@ -726,9 +729,7 @@ private:
       return;
     bool run_hit = cached != nullptr;
     if (run_hit) {
-      ++binary_cache_.cache_hits;
-      log("Cache hit for {} (cache key: {}...)", c.func_name, c.cache_key.substr(0, 16));
-      binary_cache_.record_usage(c.cache_key);
+      count_internal_hit(c);
     } else {
       ++binary_cache_.cache_misses;
       log("Cache miss for {} (cache key: {}...)", c.func_name, c.cache_key.substr(0, 16));
