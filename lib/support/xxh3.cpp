@@ -7,7 +7,14 @@
 // the AVX2 ones with a target attribute so that the rest of nkicc stays baseline x86-64.
 #if defined(__x86_64__)
 #include <immintrin.h>
+#if defined(__clang__)
+// glibc's header is C: clang's C++ has no _Bool (GCC's accepts it as an extension).
+#define _Bool bool
 #include <sys/platform/x86.h>
+#undef _Bool
+#else
+#include <sys/platform/x86.h>
+#endif
 #define XXH_DISPATCH_AVX2 1
 #define XXH_TARGET_AVX2 __attribute__((__target__("avx2")))
 #endif
