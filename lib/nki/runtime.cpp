@@ -25,6 +25,8 @@ public:
 
 } // namespace
 
+NkiRuntime::NkiRuntime() { build_modules(); }
+
 KernelBuilder &NkiRuntime::builder(std::string_view op) const {
   if (!current)
     raise_error("RuntimeError", fmt::format("NKI operation '{}' can only run inside a kernel being traced", op));
@@ -32,10 +34,6 @@ KernelBuilder &NkiRuntime::builder(std::string_view op) const {
 }
 
 std::shared_ptr<Object> NkiRuntime::resolve(std::string_view dotted_name) {
-  if (!built_) {
-    built_ = true;
-    build_modules();
-  }
   auto it = modules_.find(dotted_name);
   return it == modules_.end() ? nullptr : it->second;
 }

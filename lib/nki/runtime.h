@@ -14,9 +14,7 @@ namespace nkicc::nki {
 
 class NkiRuntime {
 public:
-  /// Builds nothing yet: the modules are made when a kernel first imports one (a run whose
-  /// every call is a cache hit never does).
-  NkiRuntime() = default;
+  NkiRuntime();
   /// The ModuleResolver: `neuronxcc.nki.language`, `nki.isa`, `numpy`, ...; null otherwise.
   std::shared_ptr<Object> resolve(std::string_view dotted_name);
   /// The builder of the trace in progress; outside a kernel, NKI's error for `op`.
@@ -25,7 +23,6 @@ public:
 
 private:
   void build_modules();
-  bool built_ = false;
   std::map<std::string, std::shared_ptr<ModuleObject>, std::less<>> modules_;
 };
 
