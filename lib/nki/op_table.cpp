@@ -465,24 +465,25 @@ Value call_named(NkiRuntime &rt, const OpInfo &op, Interpreter &interp, CallArgs
   return result;
 }
 
-} // namespace
-
-namespace {
-
 /// An op's signature, parsed when a kernel first calls the op: nl and nisa define a few hundred
 /// ops, a kernel calls a handful, and parsing them all was a tenth of a small trace's work.
 class LazyOpInfo {
 public:
   explicit LazyOpInfo(const OpDef &def) : def_(def) {}
   const OpInfo &get() {
-    if (!info_)
+    if (!info_) {
       info_.emplace(parse_signature(def_));
+      own_name_ = info_->index("name") != info_->params.size();
+    }
     return *info_;
   }
+  /// Whether the op has a `name` parameter of its own (asked after get()).
+  bool own_name() const { return own_name_; }
 
 private:
   const OpDef &def_;
   std::optional<OpInfo> info_;
+  bool own_name_ = false;
 };
 
 /// The name an op is installed under: its signature up to the parameters (the whole signature
@@ -509,7 +510,7 @@ void install_ops(NkiRuntime &rt, ModuleObject &module, std::span<const OpDef> ta
     if (named)
       impl = [&rt, lazy, inner = std::move(impl)](Interpreter &interp, CallArgs &call) {
         const OpInfo &info = lazy->get();
-        if (info.index("name") != info.params.size())
+        if (lazy->own_name())
           return inner(interp, call);
         return call_named(rt, info, interp, call, inner);
       };
