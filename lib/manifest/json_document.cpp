@@ -31,10 +31,6 @@ const JsonValue *JsonValue::find(std::string_view key) const {
   return nullptr;
 }
 
-bool JsonValue::is_integer_literal() const {
-  return kind_ == Kind::Number && text().find_first_of(".eE") == std::string_view::npos;
-}
-
 const char *json_kind_name(JsonValue::Kind kind) {
   switch (kind) {
   case JsonValue::Kind::Null:
@@ -397,7 +393,11 @@ public:
   bool Null() { return scalar(JsonValue::Kind::Null, {}, false); }
   bool Bool(bool b) { return scalar(JsonValue::Kind::Bool, {}, b); }
   bool RawNumber(const char *s, rapidjson::SizeType n, bool) {
-    return scalar(JsonValue::Kind::Number, std::string_view(s, n), false);
+    // Whether it is an integer literal is decided here, once: the checks ask of every number.
+    bool integer = true;
+    for (rapidjson::SizeType k = 0; k < n; ++k)
+      integer &= s[k] != '.' && s[k] != 'e' && s[k] != 'E';
+    return scalar(JsonValue::Kind::Number, std::string_view(s, n), integer);
   }
   bool String(const char *s, rapidjson::SizeType n, bool) {
     return scalar(JsonValue::Kind::String, std::string_view(s, n), false);

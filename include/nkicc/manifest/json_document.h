@@ -30,7 +30,7 @@ public:
   enum class Kind : std::uint8_t { Null, Bool, Number, String, Array, Object };
 
   Kind kind() const { return kind_; }
-  bool boolean() const { return boolean_; }
+  bool boolean() const { return kind_ == Kind::Bool && boolean_; } ///< a Bool's value (false for other kinds)
   /// String: the decoded UTF-8 text. Number: the literal as written (`-1.5e3`), so that nkicc
   /// decides itself between int64 and double. Empty for other kinds.
   std::string_view text() const {
@@ -46,7 +46,8 @@ public:
   SourceLoc loc() const { return {file_, offset_}; } ///< the first byte of the value
 
   const JsonValue *find(std::string_view key) const;
-  bool is_integer_literal() const; ///< a Number written without fraction or exponent
+  /// A Number written without fraction or exponent (decided when it was read).
+  bool is_integer_literal() const { return kind_ == Kind::Number && boolean_; }
 
 private:
   template <class> friend class BasicJsonBuilder;
@@ -58,7 +59,7 @@ private:
   std::uint32_t offset_ = 0;
   FileId file_ = kNoFile;
   Kind kind_ = Kind::Null;
-  bool boolean_ = false;
+  bool boolean_ = false; ///< Bool: its value; Number: whether it is an integer literal
 };
 
 struct JsonMember {
