@@ -67,9 +67,7 @@ std::int64_t element_offset(const HostArray &a, std::int64_t k) {
   return off;
 }
 
-Scalar get_element(const HostArray &a, std::int64_t k) {
-  return load(a.type, a.buffer->data() + element_offset(a, k));
-}
+Scalar get_element(const HostArray &a, std::int64_t k) { return load(a.type, a.buffer->data() + element_offset(a, k)); }
 void set_element(HostArray &a, std::int64_t k, const Scalar &s) {
   store(a.type, s.cast(a.type), a.buffer->data() + element_offset(a, k));
 }
@@ -159,8 +157,10 @@ void discover(const Value &v, std::size_t depth, std::vector<std::int64_t> &shap
   };
   if (v.kind == K::Tuple || v.kind == K::List) {
     const auto &items = v.seq().items;
+    // (Appended with insert, not push_back: GCC 12 warns falsely, with the profile-guided
+    // build's inlining, that push_back's reallocation writes past an empty vector's storage.)
     if (shape.size() == depth)
-      shape.push_back(static_cast<std::int64_t>(items.size()));
+      shape.insert(shape.end(), static_cast<std::int64_t>(items.size()));
     else if (shape[depth] != static_cast<std::int64_t>(items.size()))
       ragged = true;
     for (const Value &item : items)
@@ -222,7 +222,8 @@ std::shared_ptr<HostArray> to_array(Interpreter &interp, const Value &v, std::op
   discover(v, 0, shape, ragged, type);
   if (ragged)
     raise_python("ValueError", "setting an array element with a sequence. The requested array has an inhomogeneous "
-                               "shape after " + std::to_string(shape.size()) + " dimensions. The detected shape was " +
+                               "shape after " +
+                                   std::to_string(shape.size()) + " dimensions. The detected shape was " +
                                    shape_text(shape) + " + inhomogeneous part.");
   auto out = new_array(&interp, dtype.value_or(type.value_or(NpType::Float64)), shape);
   std::int64_t k = 0;
@@ -263,8 +264,8 @@ std::vector<std::int64_t> broadcast_shapes(const std::vector<std::int64_t> &a, c
     std::int64_t x = k < n - a.size() ? 1 : a[k - (n - a.size())];
     std::int64_t y = k < n - b.size() ? 1 : b[k - (n - b.size())];
     if (x != y && x != 1 && y != 1)
-      raise_python("ValueError", "operands could not be broadcast together with shapes " + shape_text(a) + " " +
-                                     shape_text(b) + " ");
+      raise_python("ValueError",
+                   "operands could not be broadcast together with shapes " + shape_text(a) + " " + shape_text(b) + " ");
     out[k] = x == 1 ? y : x;
   }
   return out;
@@ -275,7 +276,8 @@ namespace {
 /// operand is broadcast).
 class Walker {
 public:
-  Walker(const std::vector<std::int64_t> &shape, std::vector<const HostArray *> operands) : shape_(shape), index_(shape.size(), 0) {
+  Walker(const std::vector<std::int64_t> &shape, std::vector<const HostArray *> operands)
+      : shape_(shape), index_(shape.size(), 0) {
     for (const HostArray *a : operands) {
       std::vector<std::int64_t> s(shape.size(), 0);
       if (a) {
@@ -379,7 +381,8 @@ template <class T> T pairwise_sum(const double *a, std::size_t n) {
 double float_sum(const std::vector<double> &v, NpType t, bool pairwise) {
   bool single = t == NpType::Float16 || t == NpType::Float32 || t == NpType::BFloat16;
   if (pairwise)
-    return single ? static_cast<double>(pairwise_sum<float>(v.data(), v.size())) : pairwise_sum<double>(v.data(), v.size());
+    return single ? static_cast<double>(pairwise_sum<float>(v.data(), v.size()))
+                  : pairwise_sum<double>(v.data(), v.size());
   if (single) {
     float s = 0;
     for (double x : v)
@@ -416,8 +419,8 @@ Value reduce(Interpreter &interp, Reduction r, const Arg &arg, const Value *axis
       std::int64_t k = index_of(x, "axis");
       std::int64_t nd = static_cast<std::int64_t>(ndim);
       if (k < -nd || k >= nd)
-        raise_error("AxisError", "axis " + std::to_string(k) + " is out of bounds for array of dimension " +
-                                     std::to_string(ndim));
+        raise_error("AxisError",
+                    "axis " + std::to_string(k) + " is out of bounds for array of dimension " + std::to_string(ndim));
       if (k < 0)
         k += nd;
       if (reduced[static_cast<std::size_t>(k)] && axis->kind == K::Tuple)
@@ -605,11 +608,12 @@ std::shared_ptr<HostArray> reshape(Interpreter &interp, const std::shared_ptr<Ho
   std::int64_t n = a->size();
   if (infer >= 0) {
     if (known == 0 || n % known != 0)
-      raise_python("ValueError", "cannot reshape array of size " + std::to_string(n) + " into shape " +
-                                     shape_text(shape));
+      raise_python("ValueError",
+                   "cannot reshape array of size " + std::to_string(n) + " into shape " + shape_text(shape));
     shape[static_cast<std::size_t>(infer)] = n / known;
   } else if (known != n) {
-    raise_python("ValueError", "cannot reshape array of size " + std::to_string(n) + " into shape " + shape_text(shape));
+    raise_python("ValueError",
+                 "cannot reshape array of size " + std::to_string(n) + " into shape " + shape_text(shape));
   }
   std::shared_ptr<HostArray> src = a->is_contiguous() ? a : astype(&interp, *a, a->type);
   auto out = std::make_shared<HostArray>();
@@ -633,8 +637,8 @@ std::shared_ptr<HostArray> transpose(const std::shared_ptr<HostArray> &a, std::v
   for (std::size_t k = 0; k < n; ++k) {
     std::int64_t ax = axes[k] < 0 ? axes[k] + static_cast<std::int64_t>(n) : axes[k];
     if (ax < 0 || ax >= static_cast<std::int64_t>(n))
-      raise_error("AxisError", "axis " + std::to_string(axes[k]) + " is out of bounds for array of dimension " +
-                                   std::to_string(n));
+      raise_error("AxisError",
+                  "axis " + std::to_string(axes[k]) + " is out of bounds for array of dimension " + std::to_string(n));
     if (seen[static_cast<std::size_t>(ax)])
       raise_python("ValueError", "repeated axis in transpose");
     seen[static_cast<std::size_t>(ax)] = true;

@@ -33,6 +33,7 @@ config.substitutions.append(("%expect-exit", "bash " + os.path.join(config.test_
 config.substitutions.append(("%nkicc", os.path.join(config.nkicc_bin_dir, "nkicc")))
 config.substitutions.append(("%share", config.nkicc_share_dir))
 config.substitutions.append(("%scripts", config.nkicc_scripts_dir))
+config.substitutions.append(("%srcroot", os.path.dirname(os.path.dirname(config.nkicc_share_dir))))
 config.substitutions.append(("%python", config.python))
 
 # MLIR's parser checks --emit=stablehlo (Debian's mlir-19-tools; scripts/bootstrap.sh installs it).
