@@ -70,54 +70,77 @@ Value Machine::call_function(FunctionObject &fn, CallArgs &args) {
 }
 
 bool Machine::plan_simple(const FunctionObject &fn, const Code &code, std::size_t n,
-                          const std::vector<std::string> *keywords, SimpleBinding &b) {
-  b.npos = code.positional.size();
-  b.nkw = keywords ? keywords->size() : 0;
-  b.given = n - b.nkw;
-  b.first_default = b.npos - fn.defaults.size();
-  if (!code.simple_params || b.given > b.npos)
+                          const std::vector<std::string> *keywords, BindPlan &b) {
+  std::size_t npos = code.positional.size();
+  std::size_t nkw = keywords ? keywords->size() : 0;
+  std::size_t given = n - nkw;
+  if (!code.simple_params || given > npos || npos > 0xffff)
     return false;
+  b.npos = static_cast<std::uint16_t>(npos);
+  b.nkw = static_cast<std::uint16_t>(nkw);
+  b.given = static_cast<std::uint16_t>(given);
+  b.first_default = static_cast<std::uint16_t>(npos - fn.defaults.size());
   // Keywords naming ordinary parameters not given positionally, each at most once; anything
   // else (an unknown or repeated name, a missing argument) takes the general binding, which
   // raises CPython's error.
   b.bound = 0;
-  if (b.nkw) {
-    if (b.nkw > b.slot.size() || b.npos > 64)
+  if (nkw) {
+    if (nkw > b.slot.size() || npos > 64)
       return false;
-    b.bound = b.given == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << b.given) - 1;
-    for (std::size_t j = 0; j < b.nkw; ++j) {
+    b.bound = given == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << given) - 1;
+    for (std::size_t j = 0; j < nkw; ++j) {
       std::string_view name = (*keywords)[j];
       std::size_t k = code.posonly;
-      while (k < b.npos && code.positional[k].name != name)
+      while (k < npos && code.positional[k].name != name)
         ++k;
-      if (k == b.npos || (b.bound >> k & 1))
+      if (k == npos || (b.bound >> k & 1))
         return false;
       b.bound |= std::uint64_t{1} << k;
       b.slot[j] = static_cast<std::uint16_t>(k);
     }
-    for (std::size_t k = b.given; k < b.first_default; ++k)
+    for (std::size_t k = given; k < b.first_default; ++k)
       if (!(b.bound >> k & 1))
         return false;
-  } else if (b.given < b.first_default) {
+  } else if (given < b.first_default) {
     return false;
   }
   return true;
 }
 
-void Machine::bind_simple(const FunctionObject &fn, const SimpleBinding &b, Value *args, Value *regs) {
-  for (std::size_t k = 0; k < b.given; ++k)
-    regs[k] = std::move(args[k]);
-  for (std::size_t j = 0; j < b.nkw; ++j)
-    regs[b.slot[j]] = std::move(args[b.given + j]);
-  for (std::size_t k = std::max(b.given, b.first_default); k < b.npos; ++k)
-    if (b.nkw == 0 || !(b.bound >> k & 1)) // (with keywords, npos <= 64)
-      regs[k] = fn.defaults[k - b.first_default];
+namespace {
+// Moves and copies into a register fresh from the stack, which holds no heap value: there is
+// nothing to release first.
+[[gnu::always_inline]] inline void move_to_fresh(Value &to, Value &from) {
+  to.kind = from.kind;
+  to.i = from.i;
+  from.kind = Value::Kind::None;
+  from.i = 0;
+}
+[[gnu::always_inline]] inline void copy_to_fresh(Value &to, const Value &from) {
+  if (from.is_heap())
+    to = from;
+  else {
+    to.kind = from.kind;
+    to.i = from.i;
+  }
+}
+} // namespace
+
+void Machine::bind_simple(const FunctionObject &fn, const BindPlan &b, Value *args, Value *regs) {
+  std::size_t given = b.given, nkw = b.nkw, npos = b.npos, first_default = b.first_default;
+  for (std::size_t k = 0; k < given; ++k)
+    move_to_fresh(regs[k], args[k]);
+  for (std::size_t j = 0; j < nkw; ++j)
+    move_to_fresh(regs[b.slot[j]], args[given + j]);
+  for (std::size_t k = std::max(given, first_default); k < npos; ++k)
+    if (nkw == 0 || !(b.bound >> k & 1)) // (with keywords, npos <= 64)
+      copy_to_fresh(regs[k], fn.defaults[k - first_default]);
 }
 
 bool Machine::call_simple(FunctionObject &fn, Value *args, std::size_t n, const std::vector<std::string> *keywords,
                           SourceLoc loc, Value &out) {
   const Code &code = code_of(fn);
-  SimpleBinding b;
+  BindPlan b;
   if (!plan_simple(fn, code, n, keywords, b))
     return false;
   count_step(loc);
@@ -136,25 +159,17 @@ Machine::InlineFrame *Machine::enter_inline(FunctionObject &fn, Value *args, std
                                             Frame *caller, const Insn *call) {
   const Code &code = fn.tmpl->code ? *fn.tmpl->code : code_of(fn);
   // The usual call passes every parameter positionally: nothing to plan. Else the site keeps
-  // the plan it made for this callee's code.
-  SimpleBinding b;
+  // the plan it made for this callee's code, and binds by it.
   bool exact = n == code.positional.size() && site.keywords.empty() && code.simple_params;
   if (!exact) {
     auto &cached = const_cast<CallSite &>(site);
-    if (cached.plan_code == &code && cached.plan_n == n) {
-      b.npos = code.positional.size();
-      b.nkw = site.keywords.size();
-      b.given = n - b.nkw;
-      b.first_default = b.npos - fn.defaults.size();
-      b.bound = cached.plan_bound;
-      b.slot = cached.plan_slot;
-    } else {
-      if (!plan_simple(fn, code, n, &site.keywords, b))
+    if (cached.plan_code != &code || cached.plan_n != n || cached.plan_ndefaults != fn.defaults.size()) {
+      cached.plan_code = nullptr;
+      if (!plan_simple(fn, code, n, &site.keywords, cached.plan))
         return nullptr;
       cached.plan_code = &code;
       cached.plan_n = n;
-      cached.plan_bound = b.bound;
-      cached.plan_slot = b.slot;
+      cached.plan_ndefaults = fn.defaults.size();
     }
   }
   count_step(site.loc);
@@ -174,9 +189,9 @@ Machine::InlineFrame *Machine::enter_inline(FunctionObject &fn, Value *args, std
   Value *regs = stack_.push(code.nregs, top.mark);
   if (exact)
     for (std::size_t k = 0; k < n; ++k)
-      regs[k] = std::move(args[k]);
+      move_to_fresh(regs[k], args[k]);
   else
-    bind_simple(fn, b, args, regs);
+    bind_simple(fn, site.plan, args, regs);
   if (in_.function_frames_ == 0) [[unlikely]]
     in_.kernel_name_ = std::string(fn.name);
   ++in_.function_frames_;

@@ -73,6 +73,16 @@ struct AttrCache {
 /// An AttrCache's kind at a StoreAttr site: "write the instance's slot `index`".
 inline constexpr std::uint8_t kStoreSlot = 0x80;
 
+/// How a call binds its arguments straight into the callee's registers (Machine::plan_simple,
+/// bind_simple): the first `given` arguments positionally, the `nkw` keyword arguments after
+/// them into parameters `slot`, and the parameters from `first_default` on that neither gave
+/// from the function's defaults.
+struct BindPlan {
+  std::uint16_t npos = 0, nkw = 0, given = 0, first_default = 0;
+  std::uint64_t bound = 0;                ///< parameters given (with keywords)
+  std::array<std::uint16_t, 8> slot = {}; ///< each keyword's parameter
+};
+
 struct CallSite {
   SourceLoc loc;      ///< the call expression
   SourceLoc func_loc; ///< its callee
@@ -81,17 +91,16 @@ struct CallSite {
   AttrCache attr; ///< CallMethod: the method's name
   /// A call of a plain class: its `__init__` (slot), for the class (key) at the epoch.
   AttrCache ctor;
-  /// How the last compiled function called here binds its arguments (machine.h's
-  /// SimpleBinding, by the callee's code and argument count): a call site almost always calls
-  /// one function the same way, so the keywords are matched to parameters once.
   /// A method of a built-in value called here (`xs.append(x)`): the value kind it was found
   /// for, and the method (pylib's MethodImpl), so that the next call skips the lookup by name.
   Value::Kind method_kind = Value::Kind::None;
   Value (*method)(trace::Interpreter &, const Value &self, trace::CallArgs &) = nullptr;
+  /// How the last compiled function called here binds its arguments, for its code, argument
+  /// count and number of defaults: a call site almost always calls one function the same way,
+  /// so the keywords are matched to parameters once.
   const Code *plan_code = nullptr;
-  std::size_t plan_n = 0;
-  std::uint64_t plan_bound = 0;
-  std::array<std::uint16_t, 8> plan_slot = {};
+  std::size_t plan_n = 0, plan_ndefaults = 0;
+  BindPlan plan;
 };
 
 /// `[start, end)` of instructions whose exceptions go to `target`, with the exception in

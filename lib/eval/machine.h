@@ -160,15 +160,11 @@ private:
   bool call_simple(FunctionObject &fn, Value *args, std::size_t n, const std::vector<std::string> *keywords,
                    SourceLoc loc, Value &out);
   /// How such a call binds its arguments: plan_simple says whether it can (false: the general
-  /// binding is needed, which raises CPython's errors), bind_simple moves them into the registers.
-  struct SimpleBinding {
-    std::size_t npos = 0, nkw = 0, given = 0, first_default = 0;
-    std::uint64_t bound = 0;                ///< parameters given (with keywords)
-    std::array<std::uint16_t, 8> slot = {}; ///< each keyword's parameter
-  };
+  /// binding is needed, which raises CPython's errors), bind_simple moves them into the
+  /// registers, which are fresh from the stack (None).
   static bool plan_simple(const FunctionObject &fn, const Code &code, std::size_t n,
-                          const std::vector<std::string> *keywords, SimpleBinding &b);
-  static void bind_simple(const FunctionObject &fn, const SimpleBinding &b, Value *args, Value *regs);
+                          const std::vector<std::string> *keywords, BindPlan &b);
+  static void bind_simple(const FunctionObject &fn, const BindPlan &b, Value *args, Value *regs);
 
   /// A Python function that compiled code calls with a simple binding runs in the caller's
   /// dispatch loop, not in a nested execute(): its frame, and where its value goes, are kept
