@@ -268,6 +268,7 @@ std::optional<PyConstant> JsonChecker::constant(const JsonValue &v, const JsonPo
   }
   case Kind::Array: {
     std::vector<PyConstant> items;
+    items.reserve(v.items().size());
     for (std::size_t i = 0; i < v.items().size(); ++i) {
       auto c = constant(v.items()[i], pointer_append(ptr, i));
       if (!c)
@@ -290,6 +291,7 @@ std::optional<PyConstant> JsonChecker::constant(const JsonValue &v, const JsonPo
       return PyConstant::tuple(std::move(list->items));
     }
     std::vector<std::pair<std::string, PyConstant>> entries;
+    entries.reserve(v.members().size());
     for (const auto &[key, value] : v.members()) {
       auto c = constant(value, pointer_append(ptr, key.text()));
       if (!c)

@@ -139,6 +139,7 @@ private:
       return std::nullopt;
     }
     std::vector<std::int64_t> out;
+    out.reserve(v.items().size());
     bool ok = true;
     for (std::size_t i = 0; i < v.items().size(); ++i) {
       auto d = positive(v.items()[i], pointer_append(ptr, i), "a dimension");
