@@ -28,9 +28,9 @@ build_dir="${NKICC_BUILD_DIR:-build}"
 # built in $build_dir-pgo, trained on scripts/pgo/train.sh's inputs, and its profile guides the
 # build in $build_dir. It costs one more build of the binary (no tests) and under a minute of
 # training. NKICC_PGO=0 builds without it (quicker, for a change's first compile); so does a
-# compiler other than GCC (a -DCMAKE_CXX_COMPILER= among the options).
+# clang named among the options (-DCMAKE_CXX_COMPILER=clang++-14), whose profiles differ.
 pgo=()
-if [ "${NKICC_PGO:-1}" != 0 ] && ! printf '%s\n' "$@" | grep -q CMAKE_CXX_COMPILER=; then
+if [ "${NKICC_PGO:-1}" != 0 ] && ! printf '%s\n' "$@" | grep -q 'CMAKE_CXX_COMPILER=.*clang'; then
   profile="$(realpath -m "$build_dir")/pgo-profile"
   echo "bootstrap: profile-guided build: instrumented nkicc in $build_dir-pgo"
   cmake -S . -B "$build_dir-pgo" -G Ninja -DNKICC_BUILD_TESTS=OFF -DNKICC_PGO=generate "-DNKICC_PGO_DIR=$profile" "$@"
