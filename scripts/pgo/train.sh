@@ -15,8 +15,8 @@ python=/usr/bin/python3
 
 run() { "$nkicc" "$@" > /dev/null; }
 
-# The bundled examples, through every output and the BIR reader (-I: the examples' registry,
-# which one of them calls).
+# The bundled examples, through every output, the BIR reader and the simulator (-I: the
+# examples' registry, which one of them calls).
 reg=(-I share/nkicc/examples/registry)
 for desc in share/nkicc/examples/*.json; do
   name=$(basename "$desc" .json)
@@ -27,6 +27,7 @@ for desc in share/nkicc/examples/*.json; do
   done
   run key "${reg[@]}" "$desc"
   run -v trace "${reg[@]}" --no-cache "$desc" -o "$work/$name.again.bir" 2> /dev/null
+  run simulate "${reg[@]}" "$desc" --random-inputs=1 -o "$work/$name.sim"
 done
 
 # The training kernels at a few shapes: tiling helpers in plain Python, masks, matmuls, reductions.
