@@ -738,21 +738,32 @@ Value Machine::execute(Frame &entry) {
         case Op::MakeFunction:
           R[in.a] = make_function(*fp, in);
           break;
-        case Op::Return:
+        case Op::Return: {
           in_.last_return_loc_ = LOC(in);
           if (fp == &entry)
             return std::move(R[in.a]);
-          {
-            Resume r = return_inline(R[in.a]);
-            NKICC_ENTER_FRAME(r.frame, r.ip);
-            if (r.bad_init) [[unlikely]]
-              check_init_result(R[(ip - 1)->a]);
+          Frame *caller = nullptr;
+          if (const Insn *call = return_fast(R[in.a], caller)) {
+            NKICC_ENTER_FRAME(caller, call + 1);
+            if ((call->flags & kBind) && R[call->a].kind == Value::Kind::Object) [[unlikely]]
+              bind_name(*fp, *call);
+            goto next_insn;
           }
+          Resume r = return_inline(R[in.a]);
+          NKICC_ENTER_FRAME(r.frame, r.ip);
+          if (r.bad_init) [[unlikely]]
+            check_init_result(R[(ip - 1)->a]);
           goto next_insn;
+        }
         case Op::ReturnNone: {
           if (fp == &entry)
             return Value();
           Value none;
+          Frame *caller = nullptr;
+          if (const Insn *call = return_fast(none, caller)) {
+            NKICC_ENTER_FRAME(caller, call + 1);
+            goto next_insn; // (None takes no name: no kBind check)
+          }
           Resume r = return_inline(none);
           NKICC_ENTER_FRAME(r.frame, r.ip);
           goto next_insn;

@@ -199,6 +199,24 @@ private:
   /// Returns from the innermost inline frame with `value` (moved from): the caller's call
   /// instruction gets it, and the caller resumes after that instruction.
   Resume return_inline(Value &value);
+  /// The usual return_inline, done in the dispatch loop: a frame that is not a constructor's,
+  /// made no functions (no closures to release), has no namespace of its own and left no loop
+  /// open. Its value goes to the caller's call register; the caller's call instruction is
+  /// returned (and the caller in `caller`), or null when return_inline is needed (nothing done).
+  [[gnu::always_inline]] const Insn *return_fast(Value &value, Frame *&caller) {
+    InlineFrame &top = *inline_pool_[inline_depth_ - 1];
+    if (!top.instance.is_none() || !top.keep_alive.is_none() || top.frame.dynamic_ns ||
+        top.frame.code->defines_functions || in_.loop_stack_.size() != top.frame.loop_base) [[unlikely]]
+      return nullptr;
+    --inline_depth_;
+    --in_.function_frames_;
+    Value result = std::move(value); // (it may be one of the registers released here)
+    stack_.pop(top.frame.regs, top.nregs, top.mark);
+    in_.current_loc_ = top.saved_loc;
+    caller = top.caller;
+    caller->regs[top.call->a] = std::move(result);
+    return top.call;
+  }
   /// The handler an exception raised by the instruction before `ip` of `fp` goes to: the
   /// frame's own, else its caller's (inline frames left on the way), up to `entry`; nowhere when
   /// none of them has one.
