@@ -199,25 +199,6 @@ Machine::InlineFrame *Machine::enter_inline(FunctionObject &fn, Value *args, std
   return &top;
 }
 
-void Machine::leave_inline() {
-  InlineFrame &top = *inline_pool_[--inline_depth_];
-  --in_.function_frames_;
-  if (in_.loop_stack_.size() != top.frame.loop_base) [[unlikely]]
-    in_.loop_stack_.resize(top.frame.loop_base);
-  const Code &code = *top.frame.code;
-  if (code.defines_functions && !code.cell_regs.empty()) [[unlikely]]
-    release_frame(code, top.frame.regs, top.nregs, top.mark);
-  else
-    stack_.pop(top.frame.regs, top.nregs, top.mark);
-  in_.current_loc_ = top.saved_loc;
-  if (top.frame.dynamic_ns) [[unlikely]] {
-    top.frame.dynamic_ns.reset();
-    top.frame.ns = nullptr;
-  }
-  if (!top.keep_alive.is_none()) [[unlikely]]
-    top.keep_alive = Value();
-}
-
 void Machine::release_frame(const Code &code, Value *regs, std::size_t nregs, const RegisterStack::Mark &mark) {
   if (code.defines_functions && !code.cell_regs.empty()) {
     // Temporaries may still hold the functions made here: let go of them first.

@@ -743,13 +743,13 @@ Value Machine::execute(Frame &entry) {
           if (fp == &entry)
             return std::move(R[in.a]);
           Frame *caller = nullptr;
-          if (const Insn *call = return_fast(R[in.a], caller)) {
+          if (const Insn *call = return_inline(R[in.a], caller)) {
             NKICC_ENTER_FRAME(caller, call + 1);
             if ((call->flags & kBind) && R[call->a].kind == Value::Kind::Object) [[unlikely]]
               bind_name(*fp, *call);
             goto next_insn;
           }
-          Resume r = return_inline(R[in.a]);
+          Resume r = return_init(R[in.a]);
           NKICC_ENTER_FRAME(r.frame, r.ip);
           if (r.bad_init) [[unlikely]]
             check_init_result(R[(ip - 1)->a]);
@@ -760,11 +760,11 @@ Value Machine::execute(Frame &entry) {
             return Value();
           Value none;
           Frame *caller = nullptr;
-          if (const Insn *call = return_fast(none, caller)) {
+          if (const Insn *call = return_inline(none, caller)) {
             NKICC_ENTER_FRAME(caller, call + 1);
             goto next_insn; // (None takes no name: no kBind check)
           }
-          Resume r = return_inline(none);
+          Resume r = return_init(none);
           NKICC_ENTER_FRAME(r.frame, r.ip);
           goto next_insn;
         }
@@ -853,23 +853,18 @@ Value Machine::execute(Frame &entry) {
 #undef NKICC_ENTER_FRAME
 }
 
-Machine::Resume Machine::return_inline(Value &value) {
+Machine::Resume Machine::return_init(Value &value) {
   Value result = std::move(value); // (the callee's registers are released below)
   InlineFrame &top = *inline_pool_[inline_depth_ - 1];
   const Insn *call = top.call;
   Frame *caller = top.caller;
   Value instance = std::move(top.instance);
   leave_inline();
+  // __init__ returned a value: it goes to the call's register, whose TypeError the caller
+  // raises at its call once it resumes.
+  bool bad_init = !result.is_none();
   Value &dest = caller->regs[call->a];
-  bool bad_init = false;
-  if (!instance.is_none()) [[unlikely]] {
-    // __init__ returned a value: it goes to the call's register, whose TypeError the caller
-    // raises at its call once it resumes.
-    bad_init = !result.is_none();
-    dest = bad_init ? std::move(result) : std::move(instance);
-  } else {
-    dest = std::move(result);
-  }
+  dest = bad_init ? std::move(result) : std::move(instance);
   if ((call->flags & kBind) && dest.kind == Value::Kind::Object) [[unlikely]]
     bind_name(*caller, *call);
   return {caller, call + 1, bad_init};

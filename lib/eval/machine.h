@@ -188,35 +188,49 @@ private:
   /// general binding (nothing is changed then).
   InlineFrame *enter_inline(FunctionObject &fn, Value *args, std::size_t n, const CallSite &site, Frame *caller,
                             const Insn *call);
-  /// Pops the innermost inline frame, as a finished call_simple would.
-  void leave_inline();
+  /// Pops the innermost inline frame, as a finished call_simple would. Inline: every return
+  /// takes it, and its rare cases cost a test each.
+  [[gnu::always_inline]] void leave_inline() {
+    InlineFrame &top = *inline_pool_[--inline_depth_];
+    --in_.function_frames_;
+    if (in_.loop_stack_.size() != top.frame.loop_base) [[unlikely]]
+      in_.loop_stack_.resize(top.frame.loop_base);
+    const Code &code = *top.frame.code;
+    if (code.defines_functions && !code.cell_regs.empty()) [[unlikely]]
+      release_frame(code, top.frame.regs, top.nregs, top.mark);
+    else
+      stack_.pop(top.frame.regs, top.nregs, top.mark);
+    in_.current_loc_ = top.saved_loc;
+    if (top.frame.dynamic_ns) [[unlikely]] {
+      top.frame.dynamic_ns.reset();
+      top.frame.ns = nullptr;
+    }
+    if (!top.keep_alive.is_none()) [[unlikely]]
+      top.keep_alive = Value();
+  }
   /// Where execute() resumes: a frame and its next instruction (a null frame: nowhere).
   struct Resume {
     Frame *frame = nullptr;
     const Insn *ip = nullptr;
-    bool bad_init = false; ///< a constructor's __init__ returned a value (in the call's register)
+    bool bad_init = false; ///< __init__ returned a value (in the call's register)
   };
-  /// Returns from the innermost inline frame with `value` (moved from): the caller's call
-  /// instruction gets it, and the caller resumes after that instruction.
-  Resume return_inline(Value &value);
-  /// The usual return_inline, done in the dispatch loop: a frame that is not a constructor's,
-  /// made no functions (no closures to release), has no namespace of its own and left no loop
-  /// open. Its value goes to the caller's call register; the caller's call instruction is
-  /// returned (and the caller in `caller`), or null when return_inline is needed (nothing done).
-  [[gnu::always_inline]] const Insn *return_fast(Value &value, Frame *&caller) {
+  /// Returns from the innermost inline frame with `value` (moved from), in the dispatch loop:
+  /// the caller's call register gets it, and the caller's call instruction is returned (the
+  /// caller in `caller`). Null, with nothing done, for a constructor's __init__: return_init.
+  [[gnu::always_inline]] const Insn *return_inline(Value &value, Frame *&caller) {
     InlineFrame &top = *inline_pool_[inline_depth_ - 1];
-    if (!top.instance.is_none() || !top.keep_alive.is_none() || top.frame.dynamic_ns ||
-        top.frame.code->defines_functions || in_.loop_stack_.size() != top.frame.loop_base) [[unlikely]]
+    if (!top.instance.is_none()) [[unlikely]]
       return nullptr;
-    --inline_depth_;
-    --in_.function_frames_;
     Value result = std::move(value); // (it may be one of the registers released here)
-    stack_.pop(top.frame.regs, top.nregs, top.mark);
-    in_.current_loc_ = top.saved_loc;
+    leave_inline();
     caller = top.caller;
     caller->regs[top.call->a] = std::move(result);
     return top.call;
   }
+  /// Returns from the innermost inline frame, a constructor's __init__, with `value`: the call
+  /// gives the instance, or the value (bad_init) when __init__ returned one, and the caller
+  /// resumes after its call instruction.
+  Resume return_init(Value &value);
   /// The handler an exception raised by the instruction before `ip` of `fp` goes to: the
   /// frame's own, else its caller's (inline frames left on the way), up to `entry`; nowhere when
   /// none of them has one.
