@@ -114,6 +114,149 @@ inline unsigned special_bytes(const char *p) {
 #endif
 }
 
+/// Bit k set when byte k of the sixteen at `p` ends a run of plain string characters: a quote,
+/// a backslash or a control character.
+inline unsigned string_stop_bytes(const char *p) {
+#if defined(__SSE2__)
+  __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
+  __m128i control = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));
+  __m128i hit = _mm_or_si128(
+      _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))), control);
+  return static_cast<unsigned>(_mm_movemask_epi8(hit));
+#else
+  unsigned mask = 0;
+  for (unsigned k = 0; k < 16; ++k) {
+    auto c = static_cast<unsigned char>(p[k]);
+    mask |= c == '"' || c == '\\' || c < 0x20 ? 1u << k : 0u;
+  }
+  return mask;
+#endif
+}
+
+/// The value of four hex digits at `p`, or -1.
+inline long hex4(const char *p) {
+  long value = 0;
+  for (int k = 0; k < 4; ++k) {
+    auto c = static_cast<unsigned char>(p[k]);
+    int digit = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+    if (digit < 0)
+      return -1;
+    value = value * 16 + digit;
+  }
+  return value;
+}
+
+/// Decodes the inside of a JSON string from the start of `text` for as long as it is plain
+/// characters or well-formed escapes wholly within `text` (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`,
+/// `\r`, `\t`, `\uXXXX` outside the surrogates, and a pair of them that is a surrogate pair),
+/// handing the decoded bytes to `put(bytes, n)` in runs; returns how many bytes of `text` it
+/// read. It stops before anything else (the closing quote, a control character, any other
+/// escape, an escape cut by the end of `text`), which the caller reads its own way: what it
+/// decodes is what RapidJSON's ParseStringToStream would, byte for byte.
+template <class Put> std::size_t string_run(std::string_view text, Put &&put) {
+  const char *begin = text.data(), *p = begin, *end = begin + text.size();
+  for (;;) {
+    const char *run = p;
+    for (;;) {
+      if (end - p >= 16) {
+        if (unsigned mask = string_stop_bytes(p)) {
+          p += __builtin_ctz(mask);
+          break;
+        }
+        p += 16;
+      } else {
+        while (p < end) {
+          auto c = static_cast<unsigned char>(*p);
+          if (c == '"' || c == '\\' || c < 0x20)
+            break;
+          ++p;
+        }
+        break;
+      }
+    }
+    if (p > run)
+      put(run, static_cast<std::size_t>(p - run));
+    if (end - p < 2 || *p != '\\')
+      return static_cast<std::size_t>(p - begin);
+    char simple = 0;
+    switch (p[1]) {
+    case '"':
+      simple = '"';
+      break;
+    case '\\':
+      simple = '\\';
+      break;
+    case '/':
+      simple = '/';
+      break;
+    case 'b':
+      simple = '\b';
+      break;
+    case 'f':
+      simple = '\f';
+      break;
+    case 'n':
+      simple = '\n';
+      break;
+    case 'r':
+      simple = '\r';
+      break;
+    case 't':
+      simple = '\t';
+      break;
+    case 'u':
+      break;
+    default:
+      return static_cast<std::size_t>(p - begin);
+    }
+    if (simple) {
+      put(&simple, 1);
+      p += 2;
+      continue;
+    }
+    if (end - p < 6)
+      return static_cast<std::size_t>(p - begin);
+    long code = hex4(p + 2);
+    std::size_t length = 6;
+    if (code < 0 || (code >= 0xDC00 && code <= 0xDFFF))
+      return static_cast<std::size_t>(p - begin);
+    if (code >= 0xD800 && code <= 0xDBFF) {
+      long low = end - p >= 12 && p[6] == '\\' && p[7] == 'u' ? hex4(p + 8) : -1;
+      if (low < 0xDC00 || low > 0xDFFF)
+        return static_cast<std::size_t>(p - begin);
+      code = (((code - 0xD800) << 10) | (low - 0xDC00)) + 0x10000;
+      length = 12;
+    }
+    char bytes[4];
+    std::size_t n;
+    auto cp = static_cast<unsigned long>(code);
+    if (cp < 0x80) {
+      bytes[0] = static_cast<char>(cp);
+      n = 1;
+    } else if (cp < 0x800) {
+      bytes[0] = static_cast<char>(0xC0 | (cp >> 6));
+      bytes[1] = static_cast<char>(0x80 | (cp & 0x3F));
+      n = 2;
+    } else if (cp < 0x10000) {
+      bytes[0] = static_cast<char>(0xE0 | (cp >> 12));
+      bytes[1] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      bytes[2] = static_cast<char>(0x80 | (cp & 0x3F));
+      n = 3;
+    } else {
+      bytes[0] = static_cast<char>(0xF0 | (cp >> 18));
+      bytes[1] = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      bytes[2] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      bytes[3] = static_cast<char>(0x80 | (cp & 0x3F));
+      n = 4;
+    }
+    put(bytes, n);
+    p += length;
+  }
+}
+
 } // namespace
 
 /// A file read through a window for RapidJSON: the bytes from the last offset the builder still
@@ -151,19 +294,8 @@ public:
 
   std::string_view window() const { return {buffer_.get(), len_}; }
 
-  /// The bytes from the reading position to the first that a JSON string cannot hold as it is
-  /// (a quote, a backslash, a control character) or to the end of the window; skip() takes them.
-  /// RapidJSON's string scan reads them in one piece (ScanCopyUnescapedString below).
-  std::string_view plain_run() const {
-    std::size_t end = pos_;
-    while (end < len_) {
-      auto c = static_cast<unsigned char>(buffer_[end]);
-      if (c == '"' || c == '\\' || c < 0x20)
-        break;
-      ++end;
-    }
-    return {buffer_.get() + pos_, end - pos_};
-  }
+  /// The bytes from the reading position to the end of the window (string_run() reads them).
+  std::string_view rest() const { return {buffer_.get() + pos_, len_ - pos_}; }
   void skip(std::size_t n) {
     pos_ += n;
     if (pos_ == len_)
@@ -343,19 +475,21 @@ private:
 } // namespace nkicc
 
 namespace rapidjson {
-/// RapidJSON copies the characters of a string one at a time through its stream; a file window
-/// hands over each run of plain characters at once (RapidJSON's own fast paths exist only for
-/// its in-memory streams).
+/// RapidJSON copies the characters of a string one at a time through its stream, and decodes an
+/// escape with a call per character (RapidJSON's own fast paths exist only for its in-memory
+/// streams, and only for plain characters). A file window hands over what nkicc::string_run()
+/// decodes at once; what it leaves (the closing quote, a control character, a malformed or
+/// unusual escape, the window's end) RapidJSON reads as before, with its own errors.
 template <>
 template <>
 inline void GenericReader<UTF8<>, UTF8<>, CrtAllocator>::ScanCopyUnescapedString<
     nkicc::ChunkedFileStream, GenericReader<UTF8<>, UTF8<>, CrtAllocator>::StackStream<char>>(
     nkicc::ChunkedFileStream &is, StackStream<char> &os) {
-  std::string_view run = is.plain_run();
-  if (run.empty())
-    return;
-  std::memcpy(os.Push(static_cast<SizeType>(run.size())), run.data(), run.size());
-  is.skip(run.size());
+  std::string_view text = is.rest();
+  std::size_t used = nkicc::string_run(
+      text, [&os](const char *bytes, std::size_t n) { std::memcpy(os.Push(static_cast<SizeType>(n)), bytes, n); });
+  if (used)
+    is.skip(used);
 }
 } // namespace rapidjson
 
