@@ -31,13 +31,8 @@ std::uint32_t InternTable::add(std::string_view text) {
   std::uint32_t id = count_;
   if (id >> kChunkBits >= max_chunks_) {
     // The capacity with its thousands grouped, as the other size messages write numbers.
-    std::string digits = std::to_string(max_chunks_ << kChunkBits), grouped;
-    for (std::size_t k = 0; k < digits.size(); ++k) {
-      if (k && (digits.size() - k) % 3 == 0)
-        grouped += ',';
-      grouped += digits[k];
-    }
-    throw std::length_error(fmt::format("more than {} distinct {}", grouped, what_));
+    throw std::length_error(
+        fmt::format("more than {} distinct {}", fmt::group_digits(max_chunks_ << kChunkBits), what_));
   }
   auto &chunk = chunks_[id >> kChunkBits];
   if (!chunk)
