@@ -257,6 +257,51 @@ template <class Put> std::size_t string_run(std::string_view text, Put &&put) {
   }
 }
 
+/// The length of the JSON number at the start of `text` when RapidJSON would read exactly those
+/// bytes without an error: `-`, then `0` or up to 300 digits, then maybe `.` and digits, then
+/// maybe `e`/`E`, a sign and one or two digits, followed within `text` by a byte that cannot
+/// continue it. 0 otherwise (malformed, cut by the end of `text`, or long enough that RapidJSON
+/// may call it too big), and the caller lets RapidJSON read it.
+std::size_t plain_number(std::string_view text) {
+  const char *begin = text.data(), *p = begin, *end = begin + text.size();
+  auto digit = [&](const char *q) { return q < end && *q >= '0' && *q <= '9'; };
+  auto digits = [&](const char *q) {
+    while (digit(q))
+      ++q;
+    return q;
+  };
+  if (p < end && *p == '-')
+    ++p;
+  if (!digit(p))
+    return 0;
+  if (*p == '0') {
+    ++p;
+  } else {
+    const char *q = digits(p);
+    if (q - p > 300) // RapidJSON calls an integer part past about 308 digits too big
+      return 0;
+    p = q;
+  }
+  if (p < end && *p == '.') {
+    const char *q = digits(p + 1);
+    if (q == p + 1)
+      return 0;
+    p = q;
+  }
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    const char *q = p + 1;
+    if (q < end && (*q == '+' || *q == '-'))
+      ++q;
+    const char *r = digits(q);
+    if (r == q || r - q > 2) // no digit is an error; RapidJSON bounds an exponent's value
+      return 0;
+    p = r;
+  }
+  if (p == end) // the number may go on past the window
+    return 0;
+  return static_cast<std::size_t>(p - begin);
+}
+
 } // namespace
 
 /// A file read through a window for RapidJSON: the bytes from the last offset the builder still
@@ -294,7 +339,8 @@ public:
 
   std::string_view window() const { return {buffer_.get(), len_}; }
 
-  /// The bytes from the reading position to the end of the window (string_run() reads them).
+  /// The bytes from the reading position to the end of the window (string_run() and
+  /// plain_number() read them).
   std::string_view rest() const { return {buffer_.get() + pos_, len_ - pos_}; }
   void skip(std::size_t n) {
     pos_ += n;
@@ -842,6 +888,54 @@ private:
 
 namespace {
 
+/// The flags a file window is parsed with (parse_json_stream; UTF-8 is checked by the window).
+constexpr unsigned kStreamParseFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag;
+
+/// A ChunkedFileStream seen through another type, so that RapidJSON's own ParseNumber can be
+/// instantiated for it beside the specialization below.
+struct ChunkedFileStreamRef {
+  using Ch = char;
+  ChunkedFileStream &s;
+  Ch Peek() const { return s.Peek(); }
+  Ch Take() { return s.Take(); }
+  std::size_t Tell() const { return s.Tell(); }
+  Ch *PutBegin() { return nullptr; }
+  void Put(Ch) {}
+  void Flush() {}
+  std::size_t PutEnd(Ch *) { return 0; }
+};
+
+} // namespace
+
+} // namespace nkicc
+
+namespace rapidjson {
+/// A number read from a file window: RapidJSON pushes its bytes one at a time onto its stack
+/// (and computes its value, which nkicc does not use) before handing the text over; a number
+/// that plain_number() finds whole in the window is handed over from the window itself. Any
+/// other goes through RapidJSON's own ParseNumber, errors and all.
+template <>
+template <>
+inline void GenericReader<UTF8<>, UTF8<>, CrtAllocator>::ParseNumber<nkicc::kStreamParseFlags, nkicc::ChunkedFileStream,
+                                                                     nkicc::BasicJsonBuilder<nkicc::ChunkedFileStream>>(
+    nkicc::ChunkedFileStream &is, nkicc::BasicJsonBuilder<nkicc::ChunkedFileStream> &handler) {
+  std::string_view text = is.rest();
+  if (std::size_t n = nkicc::plain_number(text)) {
+    std::size_t start = is.Tell();
+    is.skip(n);
+    if (!handler.RawNumber(text.data(), static_cast<SizeType>(n), true))
+      RAPIDJSON_PARSE_ERROR(kParseErrorTermination, start);
+    return;
+  }
+  nkicc::ChunkedFileStreamRef ref{is};
+  ParseNumber<nkicc::kStreamParseFlags>(ref, handler);
+}
+} // namespace rapidjson
+
+namespace nkicc {
+
+namespace {
+
 // What a syntax error code expects next, in the user's words.
 std::string expectation(rapidjson::ParseErrorCode code) {
   using namespace rapidjson;
@@ -971,8 +1065,8 @@ parse_json_stream(const std::string &path, FileId file, DiagnosticEngine &diags,
   BasicJsonBuilder<ChunkedFileStream> builder(file, diags, options, stream);
   builder.split(split_key, &on_item, on_start ? &on_start : nullptr, repeats);
   rapidjson::Reader reader;
-  constexpr unsigned flags = kParseFlags & ~rapidjson::kParseValidateEncodingFlag;
-  rapidjson::ParseResult result = reader.Parse<flags>(stream, builder);
+  static_assert(kStreamParseFlags == (kParseFlags & ~rapidjson::kParseValidateEncodingFlag));
+  rapidjson::ParseResult result = reader.Parse<kStreamParseFlags>(stream, builder);
   if (!result || stream.failed())
     return std::nullopt;
   // Only white space may follow the value (RapidJSON stops at a NUL byte as if the text ended).

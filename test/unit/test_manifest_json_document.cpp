@@ -381,3 +381,57 @@ TEST_CASE("a streamed parse fails on a faulty escape as the whole parse does", "
     }
   }
 }
+
+TEST_CASE("a streamed parse reads every number as the whole parse does, wherever the window cuts it", "[manifest]") {
+  // Numbers nkicc's window scan hands over itself and numbers it leaves to RapidJSON (a
+  // three-digit exponent, an integer part past 300 digits), cut by the window at every byte.
+  const std::string numbers = "0, -0, 7, -123, 1.5, -0.25e-3, 1E+5, 2e-07, 1e99, 1e100, 1.0e-300, "
+                              "123456789012345678901234567890, 0.1000000000000000000000001, " +
+                              std::string(301, '9') + ", -" + std::string(300, '8') + ".5";
+  std::string text = "{\"calls\": [";
+  for (int pad = 0; pad < 48; ++pad) {
+    for (int copy = 0; copy < 12; ++copy) {
+      if (pad || copy)
+        text += ",";
+      text += std::string(static_cast<std::size_t>(pad + 41 * copy), ' ') + "[" + numbers + "]";
+    }
+  }
+  text += "]}";
+  REQUIRE(text.size() > 3 * 32 * 1024);
+  Parsed whole(text);
+  REQUIRE(whole.value);
+  std::vector<std::string> expected;
+  for (const JsonValue &item : whole.value->find("calls")->items())
+    expected.push_back(describe(item));
+  CHECK(whole.value->find("calls")->items()[0].items()[5].text() == "-0.25e-3");
+
+  TempFile file(text);
+  SourceManager sm;
+  DiagnosticEngine diags(sm);
+  std::vector<std::string> streamed;
+  std::function<bool(const JsonValue &)> on_item = [&](const JsonValue &item) {
+    streamed.push_back(describe(item));
+    return true;
+  };
+  REQUIRE(parse_json_stream(file.path, sm.add_lazy_file(file.path), diags, "calls", on_item));
+  REQUIRE(streamed.size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    CHECK(streamed[i] == expected[i]);
+}
+
+TEST_CASE("a streamed parse fails on a faulty number as the whole parse does", "[manifest]") {
+  std::function<bool(const JsonValue &)> keep_going = [](const JsonValue &) { return true; };
+  for (const std::string &bad :
+       std::vector<std::string>{"1.", "1.e5", "1e", "1e+", "-", "-a", ".5", "01", "1e999", std::string(400, '7')}) {
+    for (std::size_t at : {std::size_t{100}, std::size_t{32 * 1024 - 2}}) {
+      std::string text = "{\"calls\": [" + std::string(at, ' ') + bad + "]}";
+      Parsed whole(text);
+      TempFile file(text);
+      SourceManager sm;
+      DiagnosticEngine diags(sm);
+      CAPTURE(bad, at);
+      CHECK_FALSE(whole.value);
+      CHECK_FALSE(parse_json_stream(file.path, sm.add_lazy_file(file.path), diags, "calls", keep_going));
+    }
+  }
+}
