@@ -133,6 +133,23 @@ inline unsigned string_stop_bytes(const char *p) {
 #endif
 }
 
+/// The first byte from `p` on, before `end`, that ends a run of plain string characters (a
+/// quote, a backslash or a control character), or `end`.
+inline const char *plain_run_end(const char *p, const char *end) {
+  while (end - p >= 16) {
+    if (unsigned mask = string_stop_bytes(p))
+      return p + __builtin_ctz(mask);
+    p += 16;
+  }
+  while (p < end) {
+    auto c = static_cast<unsigned char>(*p);
+    if (c == '"' || c == '\\' || c < 0x20)
+      return p;
+    ++p;
+  }
+  return end;
+}
+
 /// The value of four hex digits at `p`, or -1.
 inline long hex4(const char *p) {
   long value = 0;
@@ -160,23 +177,7 @@ template <class Put> std::size_t string_run(std::string_view text, Put &&put) {
   const char *begin = text.data(), *p = begin, *end = begin + text.size();
   for (;;) {
     const char *run = p;
-    for (;;) {
-      if (end - p >= 16) {
-        if (unsigned mask = string_stop_bytes(p)) {
-          p += __builtin_ctz(mask);
-          break;
-        }
-        p += 16;
-      } else {
-        while (p < end) {
-          auto c = static_cast<unsigned char>(*p);
-          if (c == '"' || c == '\\' || c < 0x20)
-            break;
-          ++p;
-        }
-        break;
-      }
-    }
+    p = plain_run_end(p, end);
     if (p > run)
       put(run, static_cast<std::size_t>(p - run));
     if (end - p < 2 || *p != '\\')
@@ -300,6 +301,17 @@ std::size_t plain_number(std::string_view text) {
   if (p == end) // the number may go on past the window
     return 0;
   return static_cast<std::size_t>(p - begin);
+}
+
+/// The length of the JSON string at the start of `text` (from its opening quote through its
+/// closing one) when it has no escape and no control character and a byte follows it within
+/// `text`; 0 otherwise, and the caller lets RapidJSON read it.
+std::size_t plain_string(std::string_view text) {
+  const char *begin = text.data(), *end = begin + text.size();
+  const char *p = plain_run_end(begin + 1, end);
+  if (end - p < 2 || *p != '"')
+    return 0;
+  return static_cast<std::size_t>(p + 1 - begin);
 }
 
 } // namespace
@@ -518,6 +530,21 @@ private:
   XXH3_state_t hash_{};
 };
 
+/// A ChunkedFileStream seen through another type, so that RapidJSON's own ParseNumber and
+/// ParseString can be instantiated for it beside the specializations for ChunkedFileStream
+/// below, which read what they can from the window and leave the rest to them.
+struct ChunkedFileStreamRef {
+  using Ch = char;
+  ChunkedFileStream &s;
+  Ch Peek() const { return s.Peek(); }
+  Ch Take() { return s.Take(); }
+  std::size_t Tell() const { return s.Tell(); }
+  Ch *PutBegin() { return nullptr; }
+  void Put(Ch) {}
+  void Flush() {}
+  std::size_t PutEnd(Ch *) { return 0; }
+};
+
 } // namespace nkicc
 
 namespace rapidjson {
@@ -529,8 +556,9 @@ namespace rapidjson {
 template <>
 template <>
 inline void GenericReader<UTF8<>, UTF8<>, CrtAllocator>::ScanCopyUnescapedString<
-    nkicc::ChunkedFileStream, GenericReader<UTF8<>, UTF8<>, CrtAllocator>::StackStream<char>>(
-    nkicc::ChunkedFileStream &is, StackStream<char> &os) {
+    nkicc::ChunkedFileStreamRef, GenericReader<UTF8<>, UTF8<>, CrtAllocator>::StackStream<char>>(
+    nkicc::ChunkedFileStreamRef &ref, StackStream<char> &os) {
+  nkicc::ChunkedFileStream &is = ref.s;
   std::string_view text = is.rest();
   std::size_t used = nkicc::string_run(
       text, [&os](const char *bytes, std::size_t n) { std::memcpy(os.Push(static_cast<SizeType>(n)), bytes, n); });
@@ -891,20 +919,6 @@ namespace {
 /// The flags a file window is parsed with (parse_json_stream; UTF-8 is checked by the window).
 constexpr unsigned kStreamParseFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag;
 
-/// A ChunkedFileStream seen through another type, so that RapidJSON's own ParseNumber can be
-/// instantiated for it beside the specialization below.
-struct ChunkedFileStreamRef {
-  using Ch = char;
-  ChunkedFileStream &s;
-  Ch Peek() const { return s.Peek(); }
-  Ch Take() { return s.Take(); }
-  std::size_t Tell() const { return s.Tell(); }
-  Ch *PutBegin() { return nullptr; }
-  void Put(Ch) {}
-  void Flush() {}
-  std::size_t PutEnd(Ch *) { return 0; }
-};
-
 } // namespace
 
 } // namespace nkicc
@@ -929,6 +943,28 @@ inline void GenericReader<UTF8<>, UTF8<>, CrtAllocator>::ParseNumber<nkicc::kStr
   }
   nkicc::ChunkedFileStreamRef ref{is};
   ParseNumber<nkicc::kStreamParseFlags>(ref, handler);
+}
+
+/// A string read from a file window: one without escapes that plain_string() finds whole in
+/// the window is handed to the builder from the window itself, not first copied onto
+/// RapidJSON's stack; any other goes through RapidJSON's own ParseString (whose string scan
+/// for a window is the ScanCopyUnescapedString above).
+template <>
+template <>
+inline void GenericReader<UTF8<>, UTF8<>, CrtAllocator>::ParseString<nkicc::kStreamParseFlags, nkicc::ChunkedFileStream,
+                                                                     nkicc::BasicJsonBuilder<nkicc::ChunkedFileStream>>(
+    nkicc::ChunkedFileStream &is, nkicc::BasicJsonBuilder<nkicc::ChunkedFileStream> &handler, bool isKey) {
+  std::string_view text = is.rest();
+  if (std::size_t n = nkicc::plain_string(text)) {
+    is.skip(n);
+    auto length = static_cast<SizeType>(n - 2);
+    bool ok = isKey ? handler.Key(text.data() + 1, length, true) : handler.String(text.data() + 1, length, true);
+    if (!ok)
+      RAPIDJSON_PARSE_ERROR(kParseErrorTermination, is.Tell());
+    return;
+  }
+  nkicc::ChunkedFileStreamRef ref{is};
+  ParseString<nkicc::kStreamParseFlags>(ref, handler, isKey);
 }
 } // namespace rapidjson
 
