@@ -480,15 +480,13 @@ Value *InstanceObject::own(Symbol n) {
   return &slots[*k];
 }
 
-void InstanceObject::set_own(Symbol n, Value value) {
-  std::uint32_t k = *cls->slot_of(n, true);
-  if (k >= slots.size()) {
-    std::size_t old = slots.size();
-    slots.resize(k + 1);
-    for (std::size_t j = old; j < slots.size(); ++j)
-      set_unbound(slots[j]);
-  }
-  slots[k] = std::move(value);
+void InstanceObject::set_own(Symbol n, Value value) { slot_to_store(*cls->slot_of(n, true)) = std::move(value); }
+
+void InstanceObject::grow_slots(std::uint32_t k) {
+  std::size_t old = slots.size();
+  slots.resize(std::max<std::size_t>(k + 1, cls->layout_size()));
+  for (std::size_t j = old; j < slots.size(); ++j)
+    set_unbound(slots[j]);
 }
 
 std::optional<Value> InstanceObject::call_dunder(Interpreter &in, std::string_view n, std::vector<Value> a) {

@@ -104,6 +104,8 @@ public:
   bool is_subclass_of(const ClassObject &other) const;
   /// The index of the instance attribute `name` in this class's layout (made when `create`).
   std::optional<std::uint32_t> slot_of(Symbol name, bool create);
+  /// How many instance attributes the layout names so far.
+  std::size_t layout_size() const { return layout_.size(); }
   AttrPlan plan(Symbol name);
   /// Sets a class attribute (namespace and epoch).
   void set(Symbol name, Value value);
@@ -169,6 +171,14 @@ public:
   /// The attribute stored on the instance, or null.
   Value *own(Symbol name);
   void set_own(Symbol name, Value value);
+  /// The slot of layout index `k`, to be stored to: the slots grow (unbound) to the whole
+  /// layout the first time one is missing, so that an instance whose `__init__` sets its
+  /// attributes one by one allocates them once, not once per attribute.
+  Value &slot_to_store(std::uint32_t k) {
+    if (k >= slots.size()) [[unlikely]]
+      grow_slots(k);
+    return slots[k];
+  }
   /// Calls the method `name` defined on the class (not the instance) with `self` first;
   /// nullopt when the class has no such method.
   std::optional<Value> call_dunder(Interpreter &interp, std::string_view name, std::vector<Value> args);
@@ -185,6 +195,9 @@ public:
 protected:
   Object &tracked_object() override { return *this; }
   void clear_refs() override;
+
+private:
+  void grow_slots(std::uint32_t k);
 };
 
 /// A function bound to the object it was found on (`obj.method`).

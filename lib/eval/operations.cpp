@@ -170,14 +170,7 @@ void Machine::store_attr(Frame &f, const Insn &in) {
       }
     }
     if (ac.key == cls) {
-      auto &slots = inst->slots;
-      if (ac.index >= slots.size()) {
-        std::size_t old = slots.size();
-        slots.resize(ac.index + 1);
-        for (std::size_t j = old; j < slots.size(); ++j)
-          set_unbound(slots[j]);
-      }
-      slots[ac.index] = f.regs[in.b];
+      inst->slot_to_store(ac.index) = f.regs[in.b];
       return;
     }
   }
