@@ -482,11 +482,31 @@ Value *InstanceObject::own(Symbol n) {
 
 void InstanceObject::set_own(Symbol n, Value value) { slot_to_store(*cls->slot_of(n, true)) = std::move(value); }
 
-void InstanceObject::grow_slots(std::uint32_t k) {
-  std::size_t old = slots.size();
-  slots.resize(std::max<std::size_t>(k + 1, cls->layout_size()));
-  for (std::size_t j = old; j < slots.size(); ++j)
-    set_unbound(slots[j]);
+void InstanceObject::grow_slots(std::uint32_t k) { slots.grow(std::max<std::size_t>(k + 1, cls->layout_size())); }
+
+void InstanceSlots::grow(std::size_t n) {
+  if (n <= kInline && !heap_) {
+    for (std::size_t j = size_; j < n; ++j)
+      set_unbound(inline_[j]);
+  } else {
+    std::unique_ptr<Value[]> grown(new Value[n]);
+    for (std::size_t j = 0; j < size_; ++j)
+      grown[j] = std::move((*this)[j]);
+    for (std::size_t j = size_; j < n; ++j)
+      set_unbound(grown[j]);
+    heap_ = std::move(grown);
+  }
+  size_ = n;
+}
+
+void InstanceSlots::clear() {
+  // Releasing a value may run into this instance again (a cycle being cleared): the slots are
+  // empty before anything is released.
+  std::unique_ptr<Value[]> heap = std::move(heap_);
+  Value held[kInline];
+  for (std::size_t j = 0; j < kInline; ++j)
+    held[j] = std::move(inline_[j]);
+  size_ = 0;
 }
 
 std::optional<Value> InstanceObject::call_dunder(Interpreter &in, std::string_view n, std::vector<Value> a) {

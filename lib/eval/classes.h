@@ -141,6 +141,30 @@ private:
   std::uint64_t plans_epoch_ = 0;
 };
 
+/// An instance's attribute values, by its class's layout: the first kInline in the instance
+/// itself, so that an instance of a class with a few attributes is one allocation; past them,
+/// all of them in one array. Slots are unbound (machine.h) until set.
+class InstanceSlots {
+public:
+  static constexpr std::size_t kInline = 4;
+  InstanceSlots() = default;
+  InstanceSlots(const InstanceSlots &) = delete;
+  InstanceSlots &operator=(const InstanceSlots &) = delete;
+
+  std::size_t size() const { return size_; }
+  Value &operator[](std::size_t k) { return heap_ ? heap_[k] : inline_[k]; }
+  const Value &operator[](std::size_t k) const { return heap_ ? heap_[k] : inline_[k]; }
+  /// Grows to `n` slots (more than size()), the new ones unbound.
+  void grow(std::size_t n);
+  /// Drops every value (they are released after the slots are empty).
+  void clear();
+
+private:
+  Value inline_[kInline];
+  std::unique_ptr<Value[]> heap_; ///< all the slots, once there are more than kInline
+  std::size_t size_ = 0;
+};
+
 class InstanceObject final : public Object, public Tracked {
 public:
   explicit InstanceObject(Ref<ClassObject> c);
@@ -184,7 +208,7 @@ public:
   std::optional<Value> call_dunder(Interpreter &interp, std::string_view name, std::vector<Value> args);
 
   Ref<ClassObject> cls;
-  std::vector<Value> slots; ///< by the class's layout; unbound where not set
+  InstanceSlots slots; ///< by the class's layout; unbound where not set
   /// The built-in value an instance of an int or tuple subclass is (IntEnum members, namedtuples).
   Value native;
   /// An exception instance: its arguments, and where it was first raised.
