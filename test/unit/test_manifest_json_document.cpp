@@ -314,6 +314,50 @@ TEST_CASE("a streamed parse stops at what the whole parse would report", "[manif
                                 keep_going));
 }
 
+namespace {
+
+/// Parses `text` whole and as a file stream split at "calls", and checks that every item the
+/// stream hands over is the whole parse's, positions included.
+void check_streamed_as_whole(const std::string &text) {
+  Parsed whole(text);
+  REQUIRE(whole.value);
+  std::vector<std::string> expected;
+  for (const JsonValue &item : whole.value->find("calls")->items())
+    expected.push_back(describe(item));
+  TempFile file(text);
+  SourceManager sm;
+  DiagnosticEngine diags(sm);
+  std::vector<std::string> streamed;
+  std::function<bool(const JsonValue &)> on_item = [&](const JsonValue &item) {
+    streamed.push_back(describe(item));
+    return true;
+  };
+  REQUIRE(parse_json_stream(file.path, sm.add_lazy_file(file.path), diags, "calls", on_item));
+  REQUIRE(streamed.size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    CHECK(streamed[i] == expected[i]);
+}
+
+/// Checks that the whole parse of `text` fails with a message and the stream fails too; when
+/// the stream reports (what the builder finds), it reports the whole parse's first error.
+void check_stream_fails_as_whole(const std::string &text) {
+  Parsed whole(text);
+  CHECK_FALSE(whole.value);
+  CHECK_FALSE(whole.first_error().empty());
+  TempFile file(text);
+  SourceManager sm;
+  DiagnosticEngine diags(sm);
+  std::function<bool(const JsonValue &)> keep_going = [](const JsonValue &) { return true; };
+  CHECK_FALSE(parse_json_stream(file.path, sm.add_lazy_file(file.path), diags, "calls", keep_going));
+  if (!diags.diagnostics().empty()) {
+    const auto &d = diags.diagnostics()[0];
+    auto lc = sm.line_col(d.loc);
+    CHECK(std::to_string(lc.line) + ":" + std::to_string(lc.column) + " " + d.message == whole.first_error());
+  }
+}
+
+} // namespace
+
 TEST_CASE("a streamed parse decodes every escape as the whole parse does, wherever the window cuts it", "[manifest]") {
   // Each escape RapidJSON knows, code points at every UTF-8 length boundary, a surrogate pair,
   // a lone low surrogate (which the builder refuses), and the escapes nkicc's string scan leaves
@@ -332,52 +376,22 @@ TEST_CASE("a streamed parse decodes every escape as the whole parse does, wherev
   }
   text += "]}";
   REQUIRE(text.size() > 3 * 32 * 1024);
-  Parsed whole(text);
-  REQUIRE(whole.value);
-  std::vector<std::string> expected;
-  for (const JsonValue &item : whole.value->find("calls")->items())
-    expected.push_back(describe(item));
-  CHECK(whole.value->find("calls")->items()[0].items()[1].text() ==
+  CHECK(Parsed(text).value->find("calls")->items()[0].items()[1].text() ==
         std::string(
             "\"\\/\b\f\n\r\t\0\x01\x1f\x7f\xc2\x80\xdf\xbf\xe0\xa0\x80\xef\xbf\xbf\xf0\x90\x80\x80\xf4\x8f\xbf\xbfx",
             31));
-
-  TempFile file(text);
-  SourceManager sm;
-  DiagnosticEngine diags(sm);
-  std::vector<std::string> streamed;
-  std::function<bool(const JsonValue &)> on_item = [&](const JsonValue &item) {
-    streamed.push_back(describe(item));
-    return true;
-  };
-  REQUIRE(parse_json_stream(file.path, sm.add_lazy_file(file.path), diags, "calls", on_item));
-  REQUIRE(streamed.size() == expected.size());
-  for (std::size_t i = 0; i < expected.size(); ++i)
-    CHECK(streamed[i] == expected[i]);
+  check_streamed_as_whole(text);
 }
 
 TEST_CASE("a streamed parse fails on a faulty escape as the whole parse does", "[manifest]") {
   // The stream reports only what the builder finds (here the lone surrogate); a syntax error
   // makes it fail, and the caller reads the file whole for the message.
-  std::function<bool(const JsonValue &)> keep_going = [](const JsonValue &) { return true; };
   for (std::string bad :
        {R"(\x)", R"(\u12G4)", R"(\u12)", R"(\ud800x)", R"(\ud800\u0041)", R"(\ud800\n)", R"(\udc00)", "\x01", R"(\)"}) {
     // Far enough in that the window holds it whole, and cut by the window's end.
     for (std::size_t at : {std::size_t{100}, std::size_t{32 * 1024 - 3}}) {
-      std::string text = "{\"calls\": [\"" + std::string(at, 'p') + bad + "\"]}";
-      Parsed whole(text);
-      TempFile file(text);
-      SourceManager sm;
-      DiagnosticEngine diags(sm);
       CAPTURE(bad, at);
-      CHECK_FALSE(whole.value);
-      CHECK_FALSE(whole.first_error().empty());
-      CHECK_FALSE(parse_json_stream(file.path, sm.add_lazy_file(file.path), diags, "calls", keep_going));
-      if (!diags.diagnostics().empty()) {
-        const auto &d = diags.diagnostics()[0];
-        auto lc = sm.line_col(d.loc);
-        CHECK(std::to_string(lc.line) + ":" + std::to_string(lc.column) + " " + d.message == whole.first_error());
-      }
+      check_stream_fails_as_whole("{\"calls\": [\"" + std::string(at, 'p') + bad + "\"]}");
     }
   }
 }
@@ -398,40 +412,16 @@ TEST_CASE("a streamed parse reads every number as the whole parse does, wherever
   }
   text += "]}";
   REQUIRE(text.size() > 3 * 32 * 1024);
-  Parsed whole(text);
-  REQUIRE(whole.value);
-  std::vector<std::string> expected;
-  for (const JsonValue &item : whole.value->find("calls")->items())
-    expected.push_back(describe(item));
-  CHECK(whole.value->find("calls")->items()[0].items()[5].text() == "-0.25e-3");
-
-  TempFile file(text);
-  SourceManager sm;
-  DiagnosticEngine diags(sm);
-  std::vector<std::string> streamed;
-  std::function<bool(const JsonValue &)> on_item = [&](const JsonValue &item) {
-    streamed.push_back(describe(item));
-    return true;
-  };
-  REQUIRE(parse_json_stream(file.path, sm.add_lazy_file(file.path), diags, "calls", on_item));
-  REQUIRE(streamed.size() == expected.size());
-  for (std::size_t i = 0; i < expected.size(); ++i)
-    CHECK(streamed[i] == expected[i]);
+  CHECK(Parsed(text).value->find("calls")->items()[0].items()[5].text() == "-0.25e-3");
+  check_streamed_as_whole(text);
 }
 
 TEST_CASE("a streamed parse fails on a faulty number as the whole parse does", "[manifest]") {
-  std::function<bool(const JsonValue &)> keep_going = [](const JsonValue &) { return true; };
   for (const std::string &bad :
        std::vector<std::string>{"1.", "1.e5", "1e", "1e+", "-", "-a", ".5", "01", "1e999", std::string(400, '7')}) {
     for (std::size_t at : {std::size_t{100}, std::size_t{32 * 1024 - 2}}) {
-      std::string text = "{\"calls\": [" + std::string(at, ' ') + bad + "]}";
-      Parsed whole(text);
-      TempFile file(text);
-      SourceManager sm;
-      DiagnosticEngine diags(sm);
       CAPTURE(bad, at);
-      CHECK_FALSE(whole.value);
-      CHECK_FALSE(parse_json_stream(file.path, sm.add_lazy_file(file.path), diags, "calls", keep_going));
+      check_stream_fails_as_whole("{\"calls\": [" + std::string(at, ' ') + bad + "]}");
     }
   }
 }
