@@ -127,8 +127,8 @@ def timed(desc, small_pages=False):
                     if (m := re.search(r"stage trace[^:]*: ([0-9.]+) ms", l)))
     return wall, trace_ms / 1000, int(open(out).read().split()[-1]) * 1024
 empty_desc = description("empty", "workloads.py", "empty", small)
-# The same runs with NKICC_HUGE_PAGES=0 (large blocks on ordinary pages), interleaved: what
-# nkicc/support/huge_blocks.h changes.
+# The same runs with NKICC_HUGE_PAGES=0 (the heap not advised for huge pages), interleaved: what
+# nkicc/support/heap_pages.h changes.
 runs_by_pages = {False: [], True: []}
 for _ in range(reps):
     for small_pages in (False, True):

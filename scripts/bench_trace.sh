@@ -67,8 +67,8 @@ JSON
 : > "$work/bir.rounds"
 : > "$work/bir.small-pages.rounds"
 for _ in 1 2 3 4 5 6 7; do
-  # The same rounds with NKICC_HUGE_PAGES=0 (large blocks on ordinary pages), interleaved: what
-  # the huge blocks of nkicc/support/huge_blocks.h change.
+  # The same rounds with NKICC_HUGE_PAGES=0 (the heap not advised for huge pages), interleaved:
+  # what the advice of nkicc/support/heap_pages.h changes.
   for pages in huge small; do
     row=""
     for emit in bir stats; do

@@ -468,7 +468,7 @@ public:
 
 /// Kernels whose builder reserves this much or more are faulted in ahead of the writer.
 constexpr std::size_t kPrefaultFrom = std::size_t{8} << 20;
-/// How far ahead: two huge pages.
+/// How far ahead: 4 MiB.
 constexpr std::size_t kPrefaultLead = std::size_t{4} << 20;
 
 /// The finished bytes, in the builder's own buffer.

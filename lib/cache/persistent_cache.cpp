@@ -148,7 +148,7 @@ std::optional<CacheEntry> PersistentCache::find_remote(const PersistentKey &key)
     return std::nullopt;
   }
   EntryDefect defect = EntryDefect::None;
-  // Kept in the arena (huge pages) for the run; the download buffer is reused.
+  // Kept in the arena for the run; the download buffer is reused.
   std::shared_ptr<const void> owner;
   char *kept = remote_arena_.allocate(blob.size(), owner);
   std::memcpy(kept, blob.data(), blob.size());

@@ -3,7 +3,7 @@
 namespace nkicc {
 
 char *ByteArena::allocate(std::size_t size, std::shared_ptr<const void> &owner) {
-  if (size > kChunkBytes) { // a block of nkicc's operator new large enough for huge pages itself
+  if (size > kChunkBytes) { // a block of its own
     std::shared_ptr<char[]> own(new char[size]);
     owner = own;
     return own.get();

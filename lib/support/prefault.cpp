@@ -10,7 +10,7 @@ namespace nkicc {
 
 namespace {
 
-/// One request: a huge page, so that a buffer on huge pages is faulted one whole page at a time.
+/// One request: 2 MiB of pages.
 constexpr std::size_t kStep = std::size_t{2} << 20;
 
 } // namespace

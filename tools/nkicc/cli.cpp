@@ -7,7 +7,7 @@
 
 #include "nkicc/build_info.h"
 #include "nkicc/support/file_io.h"
-#include "nkicc/support/huge_blocks.h"
+#include "nkicc/support/heap_pages.h"
 #include "nkicc/support/memory_budget.h"
 #include "nkicc/version.h"
 
@@ -257,7 +257,7 @@ int run_checked(int argc, char **argv) {
   if (auto leftover = leftover_error(app))
     return usage_error(*leftover);
   memory::set_limit(memory_limit(shared.resources));
-  // The run's small blocks come from huge pages (nkicc/support/huge_blocks.h).
+  // The run's small blocks come from huge pages (nkicc/support/heap_pages.h).
   memory::advise_heap_huge_pages(std::size_t{16} << 20);
   Command *command = nullptr;
   for (const auto &c : commands)

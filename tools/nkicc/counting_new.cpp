@@ -6,11 +6,8 @@
 // only the new/delete mismatch check is lost), so that the budget's error path is checked under
 // the sanitizers too.
 //
-// Requests of 2 MiB and more are huge blocks on transparent huge pages
-// (nkicc/support/huge_blocks.h): counted at their mapped size, told from malloc's blocks on delete
-// by their 2 MiB alignment and the blocks' table. malloc keeps freed heap for reuse
-// (memory::configure_heap).
-#include "nkicc/support/huge_blocks.h"
+// malloc keeps freed heap for reuse (memory::configure_heap, nkicc/support/heap_pages.h).
+#include "nkicc/support/heap_pages.h"
 #include "nkicc/support/memory_budget.h"
 
 #include <cstdlib>
@@ -33,9 +30,6 @@ namespace md = nkicc::memory::detail;
   std::_Exit(1);
 }
 
-/// Whether large requests are huge blocks: read once, before main.
-const bool g_huge_blocks = nkicc::memory::huge_blocks_wanted();
-
 void *plain_alloc(std::size_t n, std::size_t align) {
   if (align <= alignof(std::max_align_t))
     return std::malloc(n);
@@ -45,9 +39,6 @@ void *plain_alloc(std::size_t n, std::size_t align) {
 
 /// A block of `n` bytes aligned to `align`, and the bytes it holds (charged to the budget).
 void *raw_alloc(std::size_t n, std::size_t align, std::size_t &usable) {
-  if (n >= nkicc::memory::kHugeBlockFrom && g_huge_blocks && align <= nkicc::memory::kHugePageBytes)
-    if (void *p = nkicc::memory::huge_block_allocate(n, usable))
-      return p;
   void *p = plain_alloc(n, align);
   usable = p ? ::malloc_usable_size(p) : 0;
   return p;
@@ -83,17 +74,12 @@ void *allocate(std::size_t n, std::size_t align, bool nothrow) {
 void release(void *p) noexcept {
   if (!p)
     return;
-  if (nkicc::memory::maybe_huge_block(p)) [[unlikely]]
-    if (std::size_t size = nkicc::memory::huge_block_release(p)) {
-      md::credit(size);
-      return;
-    }
   md::credit(::malloc_usable_size(p));
   std::free(p);
 }
 
-/// Tells the library that allocations are counted (memory::counting()), and sets malloc up as
-/// huge blocks need it (memory::configure_heap).
+/// Tells the library that allocations are counted (memory::counting()), and sets malloc up
+/// (memory::configure_heap).
 struct MarkCounting {
   MarkCounting() {
     md::g_counting = true;

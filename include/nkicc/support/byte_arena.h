@@ -1,7 +1,7 @@
 // Buffers for bytes that live as long as the run, carved one after another from shared 2 MiB
 // chunks: persistent cache entries read on hits (a 175 KB entry read into a buffer of its own
-// faulted 43 fresh 4 KiB pages, about 0.6 ms on the machines nkicc runs on; a chunk is one block
-// of nkicc's operator new large enough for a transparent huge page, nkicc/support/huge_blocks.h).
+// faulted 43 fresh 4 KiB pages, about 0.6 ms on the machines nkicc runs on; chunks are reused
+// for the run's entries).
 // A chunk is freed when the last OwnedBytes made from its buffers is.
 #pragma once
 

@@ -1,8 +1,8 @@
 // Faulting in a large buffer's pages on the second core while a writer fills it (issue 16).
 //
-// On this machine the first touch of a page costs more than writing it (a fresh huge page is
-// zeroed by the kernel, 2 MiB at a time, at its first write): writing a 45 MB BIR kernel blob
-// spent four fifths of its time in page faults. A BackwardPrefaulter asks the kernel to fault in
+// On this machine the first touch of a page costs more than writing it (a fresh page is zeroed
+// by the kernel at its first write): writing a 45 MB BIR kernel blob spent four fifths of its
+// time in page faults. A BackwardPrefaulter asks the kernel to fault in
 // (MADV_POPULATE_WRITE) the pages of a buffer that is written from its end toward its start, as a
 // FlatBuffers builder writes, on a thread of its own, a few MiB ahead of the writer. The writer
 // says how far it got (advance()); pages it will not reach are not touched, beyond the lead.
