@@ -1,4 +1,5 @@
 #include "nkicc/manifest/json_document.h"
+#include "nkicc/support/utf8.h"
 
 #include <fmt/format.h>
 #include <rapidjson/error/en.h>
@@ -232,28 +233,7 @@ template <class Put> std::size_t string_run(std::string_view text, Put &&put) {
       length = 12;
     }
     char bytes[4];
-    std::size_t n;
-    auto cp = static_cast<unsigned long>(code);
-    if (cp < 0x80) {
-      bytes[0] = static_cast<char>(cp);
-      n = 1;
-    } else if (cp < 0x800) {
-      bytes[0] = static_cast<char>(0xC0 | (cp >> 6));
-      bytes[1] = static_cast<char>(0x80 | (cp & 0x3F));
-      n = 2;
-    } else if (cp < 0x10000) {
-      bytes[0] = static_cast<char>(0xE0 | (cp >> 12));
-      bytes[1] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      bytes[2] = static_cast<char>(0x80 | (cp & 0x3F));
-      n = 3;
-    } else {
-      bytes[0] = static_cast<char>(0xF0 | (cp >> 18));
-      bytes[1] = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      bytes[2] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      bytes[3] = static_cast<char>(0x80 | (cp & 0x3F));
-      n = 4;
-    }
-    put(bytes, n);
+    put(bytes, encode_utf8(static_cast<char32_t>(code), bytes));
     p += length;
   }
 }

@@ -4,6 +4,7 @@
 #include "eval/classes.h"
 #include "iterators.h"
 #include "methods.h"
+#include "nkicc/support/utf8.h"
 #include "nkicc/trace/pylib.h"
 #include "set.h"
 #include "stdlib.h"
@@ -309,7 +310,6 @@ Value builtin_getattr(Interpreter &interp, CallArgs &args) {
   return interp.get_attr(args.positional[0], args.positional[1].str_text());
 }
 
-
 Value builtin_setattr(Interpreter &interp, CallArgs &args) {
   no_keywords("setattr", args);
   arity("setattr", args, 3, 3);
@@ -423,23 +423,8 @@ Value builtin_chr(Interpreter &, CallArgs &a) {
     raise_python("ValueError", "chr() arg not in range(0x110000)");
   if (c >= 0xD800 && c <= 0xDFFF)
     raise_unmodelled("chr", "of a surrogate code point (nkicc's str is UTF-8)");
-  auto u = static_cast<std::uint32_t>(c);
   std::string out;
-  if (u < 0x80) {
-    out += static_cast<char>(u);
-  } else if (u < 0x800) {
-    out += static_cast<char>(0xC0 | (u >> 6));
-    out += static_cast<char>(0x80 | (u & 0x3F));
-  } else if (u < 0x10000) {
-    out += static_cast<char>(0xE0 | (u >> 12));
-    out += static_cast<char>(0x80 | ((u >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (u & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (u >> 18));
-    out += static_cast<char>(0x80 | ((u >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((u >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (u & 0x3F));
-  }
+  append_utf8(out, static_cast<char32_t>(c));
   return Value::str(std::move(out));
 }
 
@@ -550,8 +535,8 @@ void install_builtins(Interpreter &, Scope &scope) {
   scope.set("NotImplemented", Value::object(std::make_shared<NotImplementedObject>()));
   // Every built-in exception class of Python (the capitalized builtins, but for the constants).
   for (std::string_view name : real_names("builtins").names) {
-    bool constant = name == "Ellipsis" || name == "False" || name == "None" || name == "NotImplemented" ||
-                    name == "True";
+    bool constant =
+        name == "Ellipsis" || name == "False" || name == "None" || name == "NotImplemented" || name == "True";
     if (!constant && !name.empty() && name[0] >= 'A' && name[0] <= 'Z')
       scope.set(name, Value::object(std::make_shared<ExceptionTypeObject>(std::string(name))));
   }

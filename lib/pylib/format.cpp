@@ -3,6 +3,7 @@
 #include "common.h"
 
 #include "nkicc/cache/py_repr.h"
+#include "nkicc/support/utf8.h"
 #include "nkicc/trace/pylib.h"
 
 #include <algorithm>
@@ -318,22 +319,7 @@ std::string format_int(std::int64_t x, const FormatSpec &spec, const Value &orig
     std::string body;
     if (m > 0x10FFFF || x < 0)
       raise_python("OverflowError", "%c arg not in range(0x110000)");
-    char32_t cp = static_cast<char32_t>(m);
-    if (cp < 0x80) {
-      body += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      body += static_cast<char>(0xC0 | (cp >> 6));
-      body += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      body += static_cast<char>(0xE0 | (cp >> 12));
-      body += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      body += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      body += static_cast<char>(0xF0 | (cp >> 18));
-      body += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      body += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      body += static_cast<char>(0x80 | (cp & 0x3F));
-    }
+    append_utf8(body, static_cast<char32_t>(m));
     return pad(spec, "", body, '<');
   }
   unsigned base = type == 'x' || type == 'X' ? 16 : type == 'o' ? 8 : type == 'b' ? 2 : 10;
@@ -539,7 +525,7 @@ std::string format_fields(Interpreter &interp, std::string_view fmt, const std::
           raise_python("ValueError", "Empty attribute in format string");
         bool digits = std::all_of(key.begin(), key.end(), [](char d) { return d >= '0' && d <= '9'; });
         v = interp.get_item(v, digits && key.size() <= 18 ? Value::integer(std::stoll(std::string(key)))
-                                                           : Value::str(std::string(key)));
+                                                          : Value::str(std::string(key)));
         at = end + 1;
         if (at < name.size() && name[at] != '.' && name[at] != '[')
           raise_python("ValueError", "Only '.' or '[' may follow ']' in format field specifier");

@@ -1,6 +1,7 @@
 #include "nkicc/python/parser.h"
 
 #include "nkicc/python/lexer.h"
+#include "nkicc/support/utf8.h"
 
 #include <algorithm>
 #include <charconv>
@@ -230,24 +231,6 @@ bool starts_expression(TK k) {
     return true;
   default:
     return false;
-  }
-}
-
-void append_utf8(std::string &out, char32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xc0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xe0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else {
-    out += static_cast<char>(0xf0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
   }
 }
 
